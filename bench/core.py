@@ -1,0 +1,167 @@
+"""Speed of the core on this machine: check latency, BM25 index and queries, overhead.
+
+    .venv/bin/python bench/core.py [--queries 500] [--claims 8]
+
+Prints one table with each figure, its target and the ratio figure/target (below 1 meets
+the target). Every measurement uses a fresh cache directory, so no earlier run helps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CLAIMS = [
+    "The Eiffel Tower is in Paris.",
+    "Mount Everest is the highest mountain on Earth.",
+    "The Great Wall of China is visible from the Moon.",
+    "Water boils at 100 degrees Celsius at sea level.",
+    "Albert Einstein was born in Germany.",
+    "The Amazon is the longest river in Africa.",
+    "Jupiter is the largest planet in the Solar System.",
+    "Shakespeare wrote Don Quixote.",
+    "The Pacific is the largest ocean.",
+    "Marie Curie won two Nobel Prizes.",
+]
+
+
+def verity_bin() -> str:
+    return str(Path(sys.executable).with_name("verity"))
+
+
+def timed_cli(claim: str, cache: str) -> float:
+    env = {**os.environ, "VERITY_CACHE_DIR": cache}
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [verity_bin(), "check", claim, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"verity check failed: {proc.stderr[-2000:]}")
+    json.loads(proc.stdout)
+    return elapsed
+
+
+def bench_cli() -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as cache:
+        cold_first = timed_cli(CLAIMS[0], cache)  # index build + model load + answer
+        cold = timed_cli(CLAIMS[1], cache)  # new process, index on disk, new claim
+        cached = timed_cli(CLAIMS[1], cache)  # same claim: answer from the cache
+    return {"cold_first": cold_first, "cold": cold, "cached": cached}
+
+
+def bench_index(queries: int) -> dict[str, float]:
+    from verity.sources.offline_wiki import OfflineWiki
+
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["VERITY_CACHE_DIR"] = cache
+        wiki = OfflineWiki()
+        start = time.perf_counter()
+        wiki.warm_up()
+        build = time.perf_counter() - start
+        start = time.perf_counter()
+        OfflineWiki().warm_up()
+        load = time.perf_counter() - start
+        titles = list(wiki.titles()) if hasattr(wiki, "titles") else []
+        rng = random.Random(0)
+        words = [t for t in titles if t] or CLAIMS
+        samples = [rng.choice(words) + " " + rng.choice(CLAIMS).split()[1] for _ in range(queries)]
+        times = []
+        for q in samples:
+            t0 = time.perf_counter()
+            wiki.search(q, 5)
+            times.append(time.perf_counter() - t0)
+    times.sort()
+    return {
+        "build": build,
+        "load": load,
+        "p50_ms": statistics.median(times) * 1000,
+        "p95_ms": times[int(0.95 * (len(times) - 1))] * 1000,
+    }
+
+
+def bench_overhead(claims: int) -> dict[str, float]:
+    """Wall time of warm rag checks against time spent inside the model backend."""
+    from verity.domain import Claim
+    from verity.llm.client import ModelClient
+    from verity.llm.local_gguf import LocalBackend
+    from verity.llm.spec import ModelSet
+    from verity.methods.base import load_method
+    from verity.sources.offline_wiki import OfflineWiki
+
+    class TimedBackend(LocalBackend):
+        inside = 0.0
+
+        def complete(self, messages, params, schema=None):
+            t0 = time.perf_counter()
+            try:
+                return super().complete(messages, params, schema)
+            finally:
+                TimedBackend.inside += time.perf_counter() - t0
+
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["VERITY_CACHE_DIR"] = cache
+        wiki = OfflineWiki()
+        backend = TimedBackend()
+        method = load_method("rag", models=ModelSet(ModelClient(backend)), sources=[wiki])
+        method.verify(Claim(text=CLAIMS[-1]))  # warm: model and index loaded
+        TimedBackend.inside = 0.0
+        walls = []
+        start = time.perf_counter()
+        for text in CLAIMS[:claims]:
+            t0 = time.perf_counter()
+            method.verify(Claim(text=text))
+            walls.append(time.perf_counter() - t0)
+        wall = time.perf_counter() - start
+    return {
+        "warm_p50": statistics.median(walls),
+        "warm_max": max(walls),
+        "overhead_pct": 100 * (wall - TimedBackend.inside) / wall,
+        "wall": wall,
+        "inside": TimedBackend.inside,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--queries", type=int, default=500)
+    parser.add_argument("--claims", type=int, default=8)
+    args = parser.parse_args()
+
+    cli = bench_cli()
+    index = bench_index(args.queries)
+    over = bench_overhead(args.claims)
+    rows = [
+        ("cold check, new cache (index build + model load)", cli["cold_first"], "s", None),
+        ("cold check, new process, index on disk", cli["cold"], "s", 10.0),
+        ("check answered from the model cache (new process)", cli["cached"], "s", None),
+        (f"warm check p50 over {args.claims} claims (in process)", over["warm_p50"], "s", 3.0),
+        ("warm check max", over["warm_max"], "s", 3.0),
+        ("BM25 index build, offline wiki", index["build"], "s", 5.0),
+        ("BM25 index load from disk", index["load"], "s", None),
+        (f"query p50 over {args.queries} queries", index["p50_ms"], "ms", 5.0),
+        (f"query p95 over {args.queries} queries", index["p95_ms"], "ms", None),
+        ("rag overhead: wall time outside the model", over["overhead_pct"], "%", 5.0),
+    ]
+    print(f"{'measure':55} {'value':>10} {'target':>8} {'ratio':>7}")
+    for name, value, unit, target in rows:
+        tgt = f"{target:g} {unit}" if target is not None else "-"
+        ratio = f"{value / target:.2f}" if target else "-"
+        print(f"{name:55} {value:>8.2f} {unit:<2}{tgt:>7} {ratio:>7}")
+    print(f"\nrag: {over['wall']:.2f} s wall, {over['inside']:.2f} s inside the model backend")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+"""Typed, validated, immutable domain objects.
+
+claim = Claim(text="The Eiffel Tower is in Paris.")
+ev = Evidence(text="The Eiffel Tower is ... in Paris", title="Eiffel Tower", source="offline-wiki")
+verdict = Verdict(label=Label.SUPPORTED, confidence=0.9, explanation="[1] says so.",
+                  evidence=(ev,), method="rag", subject=claim)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+Probability = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Label(StrEnum):
+    """Canonical verdict labels; every method maps its own labels onto these."""
+
+    SUPPORTED = "SUPPORTED"
+    REFUTED = "REFUTED"
+    NOT_ENOUGH_INFO = "NOT_ENOUGH_INFO"
+    CONFLICTING = "CONFLICTING"
+    REAL = "REAL"
+    FAKE = "FAKE"
+
+
+CLAIM_LABELS = (Label.SUPPORTED, Label.REFUTED, Label.NOT_ENOUGH_INFO, Label.CONFLICTING)
+ARTICLE_LABELS = (Label.REAL, Label.FAKE)
+
+
+class Stance(StrEnum):
+    """How a piece of evidence relates to the claim, where a method decides it."""
+
+    SUPPORTS = "SUPPORTS"
+    REFUTES = "REFUTES"
+    NEUTRAL = "NEUTRAL"
+
+
+class Claim(_Frozen):
+    """A short factual statement to verify."""
+
+    text: NonEmpty
+    date: dt.date | None = None
+    speaker: str | None = None
+    source_url: str | None = None
+    language: str = "en"
+
+
+class Article(_Frozen):
+    """A news article to classify as real or fake."""
+
+    title: str = ""
+    text: NonEmpty
+    url: str | None = None
+    date: dt.date | None = None
+
+
+class Evidence(_Frozen):
+    """A passage with its provenance: which source, which page, how it ranked."""
+
+    text: NonEmpty
+    title: str = ""
+    source: NonEmpty
+    url: str | None = None
+    id: str | None = None
+    score: float | None = None
+    published: dt.date | None = None
+    stance: Stance | None = None
+    credibility: Probability | None = None
+
+    @property
+    def ref(self) -> str:
+        """The best handle to find this passage again: its URL, else its id, else its title."""
+        return self.url or self.id or self.title
+
+
+class Usage(_Frozen):
+    """Cost of model calls; added together per verdict and per run."""
+
+    llm_calls: int = Field(default=0, ge=0)
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+    cached_tokens: int = Field(default=0, ge=0)
+    cached_calls: int = Field(default=0, ge=0)
+    seconds: float = Field(default=0.0, ge=0.0)
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            llm_calls=self.llm_calls + other.llm_calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            cached_calls=self.cached_calls + other.cached_calls,
+            seconds=self.seconds + other.seconds,
+        )
+
+
+class Message(_Frozen):
+    """One chat message."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class RejectedAnswer(_Frozen):
+    """An answer that failed validation, and why; the call then asked for a repair."""
+
+    output: str
+    error: str
+
+
+class ModelCall(_Frozen):
+    """The record of one model call: what was asked, what came back, what it cost.
+
+    ``attempts`` counts the answers requested (the first plus any repair rounds);
+    ``rejected`` keeps every answer that failed validation, so the trace shows them all.
+    """
+
+    step: str
+    role: str = "default"
+    backend: str
+    model: str
+    messages: tuple[Message, ...]
+    params: dict[str, Any] = Field(default_factory=dict)
+    output: str
+    parsed: dict[str, Any] | None = None
+    usage: Usage = Usage()
+    cached: bool = False
+    structured_mode: str | None = None
+    attempts: int = 1
+    rejected: tuple[RejectedAnswer, ...] = ()
+    finish_reason: str | None = None
+
+
+class Retrieval(_Frozen):
+    """The record of one source query and what it returned."""
+
+    source: str
+    query: str
+    k: int
+    before: dt.date | None = None
+    results: tuple[Evidence, ...] = ()
+    error: str | None = None
+
+
+class Trace(BaseModel):
+    """Everything that led to a verdict.
+
+    The typed core is every model call and every retrieval; methods add their own typed
+    parts (LoCal's iterations, ZoFia's keywords, WKGFC's actions) as extra fields, which
+    serialise at the top level of the trace.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    calls: tuple[ModelCall, ...] = ()
+    retrievals: tuple[Retrieval, ...] = ()
+
+
+class Verdict(_Frozen):
+    """A method's decision about a claim or article, with the evidence and trace behind it."""
+
+    label: Label
+    confidence: Probability | None = None
+    explanation: str = ""
+    evidence: tuple[Evidence, ...] = ()
+    usage: Usage = Usage()
+    trace: Trace = Trace()
+    method: str
+    subject: Claim | Article
+
+    @field_validator("evidence", mode="before")
+    @classmethod
+    def _tuple(cls, value: Any) -> Any:
+        return tuple(value) if isinstance(value, list) else value
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The flat JSON shape the CLI prints with ``--json`` and writes in batch output."""
+        subject = self.subject
+        head: dict[str, Any]
+        if isinstance(subject, Claim):
+            head = {"claim": subject.text}
+        else:
+            head = {"article": {"title": subject.title, "url": subject.url}}
+        return {
+            **head,
+            "method": self.method,
+            "label": self.label.value,
+            "confidence": self.confidence,
+            "explanation": self.explanation,
+            "evidence": [
+                {
+                    "title": ev.title,
+                    "source": ev.source,
+                    "url": ev.url,
+                    "id": ev.id,
+                    "score": ev.score,
+                    "text": ev.text,
+                }
+                for ev in self.evidence
+            ],
+            "usage": self.usage.model_dump(),
+            "trace": self.trace.model_dump(mode="json"),
+        }

@@ -1,0 +1,132 @@
+"""Model spec strings and per-role model sets.
+
+make_model(ModelSettings(spec="local"))
+make_model(ModelSettings(spec="local:/models/llama-3.1-8b.Q4_K_M.gguf"))
+make_model(ModelSettings(spec="openai:gpt-4o-mini"))
+make_model(ModelSettings(spec="openai:llama3.1", base_url="http://localhost:11434/v1"))
+
+models = ModelSet(default=make_model(...), roles={"decomposer": make_model(...)})
+models.for_role("judge")        # the default model, its calls labelled "judge"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from verity.errors import ConfigError, UnknownNameError
+from verity.llm.base import ChatBackend, GenParams
+from verity.llm.cache import ResponseCache
+from verity.llm.client import ModelClient
+from verity.paths import cache_path
+
+BACKENDS = ("local", "openai")
+
+
+class ModelSettings(BaseModel):
+    """Everything needed to build one model client; saved in run manifests."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    spec: str = "local"
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=512, ge=1)
+    seed: int | None = 0
+    max_concurrency: int = Field(default=4, ge=1)
+    timeout: float = Field(default=120.0, gt=0)
+    retries: int = Field(default=3, ge=0)
+    structured_mode: str = "auto"
+    n_ctx: int = Field(default=4096, ge=256, description="local models: context window")
+    repeat_penalty: float = Field(default=1.1, ge=1.0, description="local models only")
+    cache: bool = True
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """Split ``backend[:name]`` into its parts, checking the backend exists."""
+    backend, _, name = spec.strip().partition(":")
+    if backend not in BACKENDS:
+        raise UnknownNameError("model backend", backend or spec, list(BACKENDS))
+    if backend == "openai" and not name:
+        raise ConfigError("an openai model spec names the model: openai:MODEL")
+    return backend, name
+
+
+def make_backend(settings: ModelSettings) -> ChatBackend:
+    """The backend a spec names (built cheaply; local weights load on first call)."""
+    backend, name = parse_spec(settings.spec)
+    if backend == "local":
+        from verity.llm.local_gguf import LocalBackend
+
+        if settings.base_url:
+            raise ConfigError("--base-url is for openai:MODEL specs, not for local models")
+        return LocalBackend(
+            name or None, n_ctx=settings.n_ctx, repeat_penalty=settings.repeat_penalty
+        )
+    from verity.llm.openai_compat import OpenAIBackend
+
+    return OpenAIBackend(
+        name,
+        base_url=settings.base_url,
+        api_key_env=settings.api_key_env,
+        timeout=settings.timeout,
+        structured_mode=settings.structured_mode,
+    )
+
+
+_shared_cache: dict[str, ResponseCache] = {}
+
+
+def default_cache() -> ResponseCache:
+    """The process-wide answer cache in the verity cache directory."""
+    path = cache_path("llm", "answers.sqlite")
+    return _shared_cache.setdefault(str(path), ResponseCache(path))
+
+
+def make_model(settings: ModelSettings, *, role: str = "default") -> ModelClient:
+    """A model client with the caching, limits and retries the settings ask for."""
+    return ModelClient(
+        make_backend(settings),
+        cache=default_cache() if settings.cache else None,
+        params=GenParams(
+            temperature=settings.temperature, max_tokens=settings.max_tokens, seed=settings.seed
+        ),
+        max_concurrency=settings.max_concurrency,
+        retries=settings.retries,
+        role=role,
+    )
+
+
+class ModelSet:
+    """The model for each agent role of a method, with one default for the rest."""
+
+    def __init__(
+        self, default: ModelClient, roles: Mapping[str, ModelClient] | None = None
+    ) -> None:
+        self.default = default
+        self.roles = dict(roles or {})
+
+    def for_role(self, role: str) -> ModelClient:
+        """The model configured for this role, else the default labelled with the role."""
+        chosen = self.roles.get(role)
+        return chosen.with_role(role) if chosen else self.default.with_role(role)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Configuration of every model, for run manifests."""
+        return {
+            "default": self.default.to_dict(),
+            "roles": {role: client.to_dict() for role, client in self.roles.items()},
+        }
+
+    @classmethod
+    def from_settings(
+        cls, default: ModelSettings, roles: Mapping[str, ModelSettings] | None = None
+    ) -> ModelSet:
+        """Build every client from settings."""
+        return cls(
+            make_model(default),
+            {role: make_model(s, role=role) for role, s in (roles or {}).items()},
+        )

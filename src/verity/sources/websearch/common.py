@@ -1,0 +1,192 @@
+"""What the web-search providers share: keys, queries, dates, requests, snippets.
+
+Usage:
+
+    key = read_key("Brave Search", "BRAVE_API_KEY")       # MissingKeyError when unset
+    q = query_with_exclusions("eiffel tower height", ["wikipedia.org"])
+    # 'eiffel tower height -site:wikipedia.org'
+    parse_date("Mar 3, 2021")                              # date(2021, 3, 3)
+"""
+
+from __future__ import annotations
+
+import email.utils
+import html
+import os
+import re
+from collections.abc import Sequence
+from datetime import date, datetime, timedelta
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from verity.domain import Evidence
+from verity.errors import BadInputError, MissingKeyError, SourceUnavailableError
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+#: How many results a provider is asked for beyond ``k`` when a filter may drop some.
+EXTRA_WHEN_FILTERED = 5
+
+
+def read_key(service: str, env_var: str) -> str:
+    """Return the API key in ``env_var``; raise `MissingKeyError` when it is unset or blank."""
+    value = os.environ.get(env_var, "").strip()
+    if not value:
+        raise MissingKeyError(service, env_var)
+    return value
+
+
+def check_query(query: str, k: int) -> str:
+    """Return the stripped query; raise `BadInputError` for a blank query or ``k`` below 1."""
+    text = query.strip()
+    if not text:
+        raise BadInputError("the search query is empty")
+    if k < 1:
+        raise BadInputError(f"k must be at least 1, got {k}")
+    return text
+
+
+def fetch_count(
+    k: int, *, before: date | None, exclude_domains: Sequence[str], cap: int | None = None
+) -> int:
+    """How many results to request so that ``k`` are likely left after filtering."""
+    count = k + EXTRA_WHEN_FILTERED if before is not None or exclude_domains else k
+    return min(count, cap) if cap is not None else count
+
+
+def query_with_exclusions(query: str, exclude_domains: Sequence[str]) -> str:
+    """Append a ``-site:`` operator per domain, for providers without an exclusion parameter."""
+    domains = [d.strip().lower().removeprefix("www.") for d in exclude_domains]
+    return " ".join([query, *(f"-site:{d}" for d in domains if d)])
+
+
+_RELATIVE = re.compile(
+    r"^(?:(?P<n>\d+|an?|one)\s+)?(?P<unit>second|minute|hour|day|week|month|year)s?\s+ago$"
+)
+_UNIT_DAYS = {"second": 0, "minute": 0, "hour": 0, "day": 1, "week": 7, "month": 30, "year": 365}
+_FORMATS = ("%b %d, %Y", "%B %d, %Y", "%d %b %Y", "%d %B %Y", "%Y/%m/%d", "%m/%d/%Y")
+
+
+def parse_date(value: object, *, today: date | None = None) -> date | None:
+    """Read the calendar date of a provider's date string; None when it cannot be read.
+
+    Understands ISO dates and datetimes (``2021-03-03``, ``2021-03-03T10:00:00Z``),
+    RFC 2822 (``Wed, 03 Mar 2021 10:00:00 GMT``), Google-style ``Mar 3, 2021`` and
+    relative ages (``3 days ago``, counted back from ``today``; a month is 30 days). A
+    relative age must be read, not dropped: a result from "2 hours ago" is exactly what a
+    past cutoff has to exclude.
+    """
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    iso = text.replace("Z", "+00:00") if text.endswith("Z") else text
+    try:
+        return datetime.fromisoformat(iso).date()
+    except ValueError:
+        pass
+    for fmt in _FORMATS:
+        try:
+            return datetime.strptime(text, fmt).date()
+        except ValueError:
+            continue
+    relative = _RELATIVE.match(text.lower())
+    if relative:
+        raw = relative.group("n")
+        count = int(raw) if raw and raw.isdigit() else 1
+        return (today or date.today()) - timedelta(days=count * _UNIT_DAYS[relative["unit"]])
+    try:
+        return email.utils.parsedate_to_datetime(text).date()
+    except (TypeError, ValueError):
+        return None
+
+
+_TAG = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+
+
+def clean_text(value: object) -> str:
+    """Plain text of a snippet: tags removed, entities decoded, whitespace collapsed.
+
+    Brave marks the matched words with ``<strong>``; the others send plain text.
+    """
+    if not isinstance(value, str):
+        return ""
+    return _SPACE.sub(" ", html.unescape(_TAG.sub("", value))).strip()
+
+
+def to_evidence(
+    *,
+    source: str,
+    title: object,
+    url: object,
+    text: object,
+    score: float | None,
+    published: date | None,
+) -> Evidence | None:
+    """One result as evidence, or None when it has no URL or no text to quote.
+
+    A result whose snippet is empty keeps its title as text, so that it still counts.
+    """
+    body = clean_text(text) or clean_text(title)
+    if not isinstance(url, str) or not url.strip() or not body:
+        return None
+    return Evidence(
+        text=body,
+        title=clean_text(title),
+        source=source,
+        url=url.strip(),
+        score=score,
+        published=published,
+    )
+
+
+def rank_score(rank: int) -> float:
+    """Score of the result at 0-based ``rank`` when the provider gives none: 1, 1/2, 1/3..."""
+    return 1.0 / (rank + 1)
+
+
+def request_json(
+    client: httpx.Client,
+    service: str,
+    method: str,
+    url: str,
+    *,
+    key_env: str | None = None,
+    forbidden_hint: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Send a request and return its JSON body; every failure is a `SourceUnavailableError`.
+
+    ``key_env`` names the key's variable, so that a 401 or 403 can say which key was
+    rejected; keyless services may pass ``forbidden_hint`` to explain a 401 or 403 instead.
+    ``kwargs`` go to ``httpx.Client.request`` (``params``, ``json``, ``headers``).
+    """
+    try:
+        response = client.request(method, url, **kwargs)
+        response.raise_for_status()
+    except httpx.HTTPStatusError as exc:
+        status = exc.response.status_code
+        if status in (401, 403) and key_env is not None:
+            message = f"{service} rejected the API key (HTTP {status}); check {key_env}"
+        elif status in (401, 403) and forbidden_hint is not None:
+            message = f"{service} refused the request (HTTP {status}): {forbidden_hint}"
+        else:
+            detail = exc.response.text[:200].strip()
+            message = f"{service} answered HTTP {status}" + (f": {detail}" if detail else "")
+        raise SourceUnavailableError(message) from exc
+    except httpx.HTTPError as exc:
+        raise SourceUnavailableError(f"{service} could not be reached: {exc}") from exc
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise SourceUnavailableError(f"{service} did not answer with JSON") from exc
+
+
+def parse_payload(model: type[_Model], payload: Any, service: str) -> _Model:
+    """Validate a provider's JSON against the part of its shape verity reads."""
+    try:
+        return model.model_validate(payload)
+    except ValidationError as exc:
+        raise SourceUnavailableError(f"{service} answered in an unexpected shape: {exc}") from exc

@@ -1,0 +1,155 @@
+"""A SearXNG metasearch instance as an evidence source.
+
+Usage:
+
+    source = SearxngSearch(base_url="http://localhost:8888")
+    hits = source.search("Eiffel Tower height", k=5, before=date(2020, 1, 1))
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from datetime import date
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field
+
+from verity.domain import Evidence
+from verity.errors import ConfigError
+from verity.http import make_http_client
+from verity.sources.base import apply_filters
+from verity.sources.websearch.common import (
+    check_query,
+    parse_date,
+    parse_payload,
+    query_with_exclusions,
+    rank_score,
+    request_json,
+    to_evidence,
+)
+
+SERVICE = "SearXNG"
+_FORBIDDEN_HINT = (
+    "the instance must allow JSON output (add `json` to search.formats in settings.yml)"
+)
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    title: str | None = None
+    url: str | None = None
+    content: str | None = None
+    published: str | None = Field(default=None, alias="publishedDate")
+    score: float | None = None
+
+
+class _Response(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    results: list[_Result] = Field(default_factory=list)
+
+
+class SearxngSearch:
+    """Results from a SearXNG instance's JSON API; no key, but the instance must allow JSON.
+
+    SearXNG has no date-range parameter, so the cutoff is enforced only on the answer,
+    through each result's ``publishedDate`` when the engines give one. Excluded domains go
+    into the query as ``-site:`` operators, which engines honour unevenly; they are enforced
+    on the answer as well. The score is SearXNG's own (higher is better, unbounded). One
+    page of results is fetched, two when a filter applies, so fewer than ``k`` may come
+    back.
+
+        source = SearxngSearch()                 # reads the instance URL from SEARXNG_URL
+        hits = source.search("who built the Eiffel Tower", k=3, exclude_domains=["x.com"])
+    """
+
+    def __init__(
+        self,
+        *,
+        client: httpx.Client | None = None,
+        base_url: str | None = None,
+        url_env: str = "SEARXNG_URL",
+        name: str = "searxng",
+    ) -> None:
+        url = (base_url or os.environ.get(url_env, "")).strip()
+        if not url:
+            raise ConfigError(
+                f"SearXNG needs the URL of an instance: pass base_url or set {url_env} "
+                "(for example http://localhost:8888)"
+            )
+        if urlsplit(url).scheme not in ("http", "https"):
+            raise ConfigError(f"SearXNG base URL must start with http:// or https://, got {url!r}")
+        self.base_url = url.rstrip("/")
+        self.url_env = url_env
+        self.name = name
+        self._client = client if client is not None else make_http_client()
+
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        before: date | None = None,
+        exclude_domains: Sequence[str] = (),
+    ) -> list[Evidence]:
+        """Return at most ``k`` results, best first, none dated on or after ``before``."""
+        text = check_query(query, k)
+        q = query_with_exclusions(text, exclude_domains)
+        # No count parameter: when filters may drop results, a second page is the way to
+        # ask for more.
+        pages = 2 if before is not None or exclude_domains else 1
+        found: list[Evidence] = []
+        kept: list[Evidence] = []
+        seen: set[str] = set()
+        for pageno in range(1, pages + 1):
+            results = self._page(q, pageno)
+            for hit in results:
+                ev = to_evidence(
+                    source=self.name,
+                    title=hit.title,
+                    url=hit.url,
+                    text=hit.content,
+                    score=hit.score if hit.score is not None else rank_score(len(seen)),
+                    published=parse_date(hit.published),
+                )
+                if ev is not None and ev.url not in seen:
+                    seen.add(ev.url or "")
+                    found.append(ev)
+            kept = apply_filters(found, k, before=before, exclude_domains=exclude_domains)
+            if len(kept) >= k or not results:
+                break
+        return kept
+
+    def _page(self, q: str, pageno: int) -> list[_Result]:
+        payload = request_json(
+            self._client,
+            SERVICE,
+            "GET",
+            f"{self.base_url}/search",
+            forbidden_hint=_FORBIDDEN_HINT,
+            params={"q": q, "format": "json", "pageno": pageno},
+            headers={"Accept": "application/json"},
+        )
+        return parse_payload(_Response, payload, SERVICE).results
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return this source's configuration, with any password in the instance URL masked."""
+        return {
+            "type": "searxng",
+            "name": self.name,
+            "base_url": _without_password(self.base_url),
+            "url_env": self.url_env,
+        }
+
+
+def _without_password(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))

@@ -1,0 +1,268 @@
+"""Live Wikipedia as an evidence source: full-text search, then the lead of each page.
+
+Usage:
+
+    wiki = WikipediaSource(lang="en", sentences=3)
+    for ev in wiki.search("Eiffel Tower height", k=3):
+        print(ev.title, ev.url, ev.score)
+    page = wiki.lookup("Eiffel Tower")
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import date
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from verity.domain import Evidence
+from verity.errors import BadInputError, ConfigError, SourceUnavailableError
+from verity.http import make_http_client
+from verity.sources.base import apply_filters, is_excluded
+
+_Model = TypeVar("_Model", bound=BaseModel)
+_LANG = re.compile(r"[a-z][a-z0-9-]{1,20}")
+
+
+class _Hit(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    title: str
+    pageid: int | None = None
+
+
+class _Query(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    search: list[_Hit] = Field(default_factory=list)
+
+
+class _ApiError(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    code: str = "unknown"
+    info: str = ""
+
+
+class _SearchResponse(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    query: _Query = Field(default_factory=_Query)
+    error: _ApiError | None = None
+
+
+class _PageUrls(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    page: str | None = None
+
+
+class _ContentUrls(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    desktop: _PageUrls = Field(default_factory=_PageUrls)
+
+
+class _Summary(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    type: str = "standard"
+    title: str
+    pageid: int | None = None
+    extract: str = ""
+    description: str | None = None
+    content_urls: _ContentUrls = Field(default_factory=_ContentUrls)
+
+
+class WikipediaSource:
+    """Current Wikipedia pages, found with the MediaWiki search API, quoted from their lead.
+
+    ``search`` runs the Action API's full-text search, then fetches the REST page summary of
+    each hit and keeps the first ``sentences`` sentences of its plain-text extract (all of
+    it when ``sentences`` is 0). The score is rank-based: 1 for the first hit, 1/2 for the
+    second, and so on. The id of a passage is the page title, which ``lookup`` accepts.
+
+    Dates: these are the pages as they are today, which carry no publication date, so
+    ``published`` is None and a ``before`` cutoff cannot remove them: they are kept, as
+    `apply_filters` keeps every undated passage. A method that needs evidence frozen at a
+    date must use a dated source (or an offline dump) instead.
+
+    ``lookup`` returns the page's summary; redirects are followed, so a redirect title
+    gives its target page. A disambiguation page is returned like any other, its text
+    being the lead of the list ("Mercury may refer to:").
+
+        wiki = WikipediaSource(lang="de", sentences=2)
+        hits = wiki.search("Eiffelturm Höhe", k=3, exclude_domains=["example.org"])
+        wiki.lookup("Eiffelturm")
+    """
+
+    def __init__(
+        self,
+        *,
+        client: httpx.Client | None = None,
+        lang: str = "en",
+        sentences: int = 3,
+        name: str = "wikipedia",
+    ) -> None:
+        if not _LANG.fullmatch(lang):
+            raise ConfigError(f"not a Wikipedia language code: {lang!r}")
+        if sentences < 0:
+            raise ConfigError(f"sentences must be 0 (all) or more, got {sentences}")
+        self.lang = lang
+        self.sentences = sentences
+        self.name = name
+        self._site = f"https://{lang}.wikipedia.org"
+        self._client = client if client is not None else make_http_client()
+
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        before: date | None = None,
+        exclude_domains: Sequence[str] = (),
+    ) -> list[Evidence]:
+        """Return at most ``k`` page leads, best first (``before`` keeps them all: undated)."""
+        text = query.strip()
+        if not text:
+            raise BadInputError("the search query is empty")
+        if k < 1:
+            raise BadInputError(f"k must be at least 1, got {k}")
+        if is_excluded(self._site, exclude_domains):
+            return []
+        response = self._get(
+            f"{self._site}/w/api.php",
+            params={
+                "action": "query",
+                "list": "search",
+                "srsearch": text,
+                "srlimit": k,
+                "format": "json",
+                "formatversion": 2,
+            },
+        )
+        found = _parse(_SearchResponse, response)
+        if found.error is not None:
+            raise SourceUnavailableError(
+                f"Wikipedia search failed: {found.error.code}: {found.error.info}"
+            )
+        results: list[Evidence] = []
+        for rank, hit in enumerate(found.query.search):
+            summary = self._summary(hit.title)
+            # A hit can vanish between search and fetch (deleted), or have no lead: skip it.
+            evidence = None if summary is None else self._evidence(summary, score=1 / (rank + 1))
+            if evidence is not None:
+                results.append(evidence)
+        return apply_filters(results, k, before=before, exclude_domains=exclude_domains)
+
+    def lookup(self, title: str) -> Evidence | None:
+        """Return the page with this title (redirects followed), or None if there is none."""
+        if not title.strip():
+            raise BadInputError("the page title is empty")
+        summary = self._summary(title)
+        return None if summary is None else self._evidence(summary, score=None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return this source's configuration."""
+        return {
+            "type": "wikipedia",
+            "name": self.name,
+            "lang": self.lang,
+            "sentences": self.sentences,
+        }
+
+    def _summary(self, title: str) -> _Summary | None:
+        # Titles are path segments: spaces become underscores and "/" must be escaped.
+        path = quote(title.strip().replace(" ", "_"), safe="")
+        response = self._get(f"{self._site}/api/rest_v1/page/summary/{path}")
+        if response.status_code == 404:
+            return None
+        return _parse(_Summary, response)
+
+    def _get(self, url: str, *, params: dict[str, Any] | None = None) -> httpx.Response:
+        try:
+            return self._client.get(
+                url,
+                params=params,
+                headers={"Accept": "application/json"},
+                follow_redirects=True,
+            )
+        except httpx.HTTPError as exc:
+            raise SourceUnavailableError(f"Wikipedia could not be reached: {exc}") from exc
+
+    def _evidence(self, summary: _Summary, *, score: float | None) -> Evidence | None:
+        text = first_sentences(summary.extract, self.sentences) or (summary.description or "")
+        if not text.strip():
+            return None
+        url = summary.content_urls.desktop.page or (
+            f"{self._site}/wiki/{quote(summary.title.replace(' ', '_'))}"
+        )
+        return Evidence(
+            text=text,
+            title=summary.title,
+            source=self.name,
+            url=url,
+            id=summary.title,
+            score=score,
+            published=None,
+        )
+
+
+def _parse(model: type[_Model], response: httpx.Response) -> _Model:
+    """Check the status and validate the JSON body; any failure is `SourceUnavailableError`."""
+    try:
+        response.raise_for_status()
+    except httpx.HTTPStatusError as exc:
+        raise SourceUnavailableError(
+            f"Wikipedia answered HTTP {response.status_code} for {response.request.url}"
+        ) from exc
+    try:
+        return model.model_validate(response.json())
+    except (ValueError, ValidationError) as exc:
+        raise SourceUnavailableError(
+            f"Wikipedia answered in an unexpected shape for {response.request.url}"
+        ) from exc
+
+
+# Words whose trailing period does not end a sentence.
+_ABBREVIATIONS = frozenset(
+    {
+        "mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "inc", "ltd", "co", "corp", "vs",
+        "no", "nos", "vol", "ca", "approx", "fig", "gen", "gov", "sen", "rep", "mt", "ft", "lt",
+        "col", "sgt", "capt", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
+        "oct", "nov", "dec",
+    }
+)  # fmt: skip
+_END = re.compile(r"[.!?][\"'”’)\]]*\s+|[。！？][\"'”’)\]]*\s*")
+
+
+def first_sentences(text: str, n: int) -> str:
+    """Return the first ``n`` sentences of ``text`` (all of it when ``n`` is 0).
+
+    A period after an initial (``John F. Kennedy``), a dotted abbreviation (``U.S.``) or a
+    common abbreviation (``Dr.``, ``c.``), or before a lower-case word, does not end a
+    sentence.
+
+        first_sentences("Paris is in France. It is large.", 1)   # 'Paris is in France.'
+    """
+    text = text.strip()
+    if n <= 0:
+        return text
+    count = 0
+    for match in _END.finditer(text):
+        following = text[match.end() : match.end() + 1]
+        if following.islower():
+            continue
+        if match.group()[0] == ".":
+            word = text[: match.start()].rsplit(None, 1)[-1] if match.start() else ""
+            word = word.lstrip("(\"'“‘[")
+            if len(word) == 1 or "." in word or word.lower() in _ABBREVIATIONS:
+                continue
+        count += 1
+        if count == n:
+            return text[: match.end()].strip()
+    return text

@@ -1,0 +1,117 @@
+"""Shared fixtures: an isolated cache per test session, and the gate for live tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--live",
+        action="store_true",
+        default=False,
+        help="run tests marked `live` against real remote APIs (also VERITY_LIVE=1)",
+    )
+
+
+def _live_enabled(config: pytest.Config) -> bool:
+    return bool(config.getoption("--live")) or os.environ.get("VERITY_LIVE") == "1"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _live_enabled(config):
+        return
+    skip = pytest.mark.skip(reason="live test: pass --live (or VERITY_LIVE=1) and the API key")
+    for item in items:
+        if "live" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def live_key() -> Callable[[str], str]:
+    """Return the value of an API-key variable, skipping the test when it is unset."""
+
+    def get(env_var: str) -> str:
+        value = os.environ.get(env_var, "")
+        if not value:
+            pytest.skip(f"live test needs {env_var}")
+        return value
+
+    return get
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _session_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Point every cache at a folder of this test run, unless the caller chose one.
+
+    Indexes and extracted models are reused across tests in a run; a run never reads
+    what an earlier run (or the user) left behind.
+    """
+    if "VERITY_TEST_CACHE_DIR" in os.environ:
+        os.environ["VERITY_CACHE_DIR"] = os.environ["VERITY_TEST_CACHE_DIR"]
+    else:
+        os.environ["VERITY_CACHE_DIR"] = str(tmp_path_factory.mktemp("verity-cache"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real ``llama_cpp.server`` serving the embedded GGUF on loopback."""
+    from verity.llm.local_gguf import embedded_model_path
+
+    port = _free_port()
+    # A file, not a pipe: an unread pipe fills up with request logs and blocks the server.
+    log = (tmp_path_factory.mktemp("llama-server") / "stderr.log").open("w+")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(embedded_model_path()),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if proc.poll() is not None:
+                log.seek(0)
+                raise RuntimeError(f"llama_cpp.server exited: {log.read()[-2000:]}")
+            try:
+                if httpx.get(f"{base}/models", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("llama_cpp.server did not start within 90 s")
+            time.sleep(0.3)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()

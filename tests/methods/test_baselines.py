@@ -1,0 +1,196 @@
+"""direct and rag: control flow with the scripted fake model, then for real."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import date
+
+import pytest
+
+from verity.domain import Article, Claim, Evidence, Label
+from verity.errors import BadInputError, ConfigError, SourceUnavailableError, UnknownNameError
+from verity.llm.client import ModelClient
+from verity.llm.spec import ModelSet
+from verity.methods.base import load_method, method_names
+from verity.sources.base import apply_filters
+from verity.testing import FakeChatModel
+
+PASSAGES = [
+    Evidence(
+        text="The Eiffel Tower is a tower in Paris, France.",
+        title="Eiffel Tower",
+        source="list",
+        url="https://example.org/eiffel",
+        published=date(2001, 1, 1),
+    ),
+    Evidence(
+        text="Paris is the capital of France.",
+        title="Paris",
+        source="list",
+        url="https://example.org/paris",
+        published=date(2030, 1, 1),
+    ),
+    Evidence(
+        text="Berlin is the capital of Germany.",
+        title="Berlin",
+        source="list",
+        url="https://news.example.com/berlin",
+    ),
+]
+
+
+class ListSource:
+    """A fixed list of passages behind the Source protocol (for control-flow tests)."""
+
+    def __init__(
+        self, name: str = "list", passages: list[Evidence] = PASSAGES, fail: bool = False
+    ) -> None:
+        self.name = name
+        self.passages = passages
+        self.fail = fail
+        self.queries: list[tuple[str, int, date | None]] = []
+
+    def search(self, query, k=5, *, before=None, exclude_domains=()):
+        self.queries.append((query, k, before))
+        if self.fail:
+            raise SourceUnavailableError(f"{self.name} is down")
+        return apply_filters(self.passages, k, before=before, exclude_domains=exclude_domains)
+
+    def to_dict(self):
+        return {"name": self.name}
+
+
+def fake_models(*answers: str) -> tuple[ModelSet, FakeChatModel]:
+    fake = FakeChatModel(list(answers))
+    return ModelSet(ModelClient(fake)), fake
+
+
+def judged(label: str, cited: list[int] | None = None, confidence: float = 0.8) -> str:
+    body = {"explanation": "because [1]", "label": label, "confidence": confidence}
+    if cited is not None:
+        body["cited"] = cited
+    return json.dumps(body)
+
+
+def test_registry_lists_the_baselines() -> None:
+    assert {"direct", "rag"} <= set(method_names())
+    with pytest.raises(UnknownNameError, match="unknown method 'nope'"):
+        load_method("nope", models=fake_models()[0])
+
+
+def test_unknown_method_setting_is_an_error() -> None:
+    with pytest.raises(ConfigError, match="bad settings"):
+        load_method("rag", models=fake_models()[0], kk=3)
+
+
+def test_direct_uses_no_evidence() -> None:
+    models, fake = fake_models(judged("REFUTED", confidence=0.9))
+    verdict = load_method("direct", models=models).verify(
+        Claim(text="The moon is made of cheese.", speaker="Bob", date=date(2020, 5, 1))
+    )
+    assert verdict.label is Label.REFUTED and verdict.confidence == 0.9
+    assert verdict.evidence == ()
+    prompt = fake.requests[0][0][-1].content
+    assert "Speaker: Bob" in prompt and "Date: 2020-05-01" in prompt
+    assert verdict.trace.calls[0].step == "direct.judge"
+    assert verdict.trace.calls[0].role == "judge"
+
+
+def test_rag_cites_numbered_passages_and_honours_the_claim_date() -> None:
+    models, fake = fake_models(judged("SUPPORTED", cited=[1]))
+    source = ListSource()
+    method = load_method("rag", models=models, sources=[source], k=3)
+    verdict = method.verify(Claim(text="The Eiffel Tower is in Paris.", date=date(2020, 1, 1)))
+    assert source.queries == [("The Eiffel Tower is in Paris.", 3, date(2020, 1, 1))]
+    prompt = fake.requests[0][0][-1].content
+    # The 2030 passage is after the claim date and never shown.
+    assert "[1] Eiffel Tower (list): The Eiffel Tower" in prompt
+    assert "[2] Berlin (list)" in prompt and "Paris is the capital" not in prompt
+    assert verdict.label is Label.SUPPORTED
+    assert [e.title for e in verdict.evidence] == ["Eiffel Tower"]
+    assert verdict.trace.model_dump()["citations_valid"] is True
+    (retrieval,) = verdict.trace.retrievals
+    assert [e.title for e in retrieval.results] == ["Eiffel Tower", "Berlin"]
+    assert verdict.usage.llm_calls == 1
+
+
+def test_rag_without_valid_citations_keeps_every_shown_passage() -> None:
+    models, _ = fake_models(judged("NOT_ENOUGH_INFO", cited=[7]))
+    verdict = load_method("rag", models=models, sources=[ListSource()]).verify(Claim(text="x is y"))
+    assert len(verdict.evidence) == 3
+    assert verdict.trace.model_dump()["citations_valid"] is False
+
+
+def test_rag_interleaves_sources_and_survives_one_failure() -> None:
+    other = ListSource("other", [Evidence(text="Other text.", title="O", source="other")])
+    models, fake = fake_models(judged("SUPPORTED", cited=[1, 2]))
+    verdict = load_method(
+        "rag", models=models, sources=[ListSource(), ListSource("down", fail=True), other]
+    ).verify(Claim(text="q"))
+    prompt = fake.requests[0][0][-1].content
+    assert prompt.index("[1] Eiffel Tower") < prompt.index("[2] O (other)")
+    errors = [r.error for r in verdict.trace.retrievals if r.error]
+    assert errors == ["down is down"]
+    assert [e.title for e in verdict.evidence] == ["Eiffel Tower", "O"]
+
+
+def test_rag_fails_when_every_source_fails() -> None:
+    models, _ = fake_models()
+    method = load_method("rag", models=models, sources=[ListSource(fail=True)])
+    with pytest.raises(SourceUnavailableError, match="every evidence source failed"):
+        method.verify(Claim(text="q"))
+
+
+def test_methods_reject_articles() -> None:
+    models, _ = fake_models()
+    with pytest.raises(BadInputError, match="checks claims"):
+        load_method("direct", models=models).verify(Article(title="t", text="body"))
+
+
+def test_rag_async_twin() -> None:
+    models, _ = fake_models(judged("REFUTED", cited=[2]))
+    verdict = asyncio.run(
+        load_method("rag", models=models, sources=[ListSource()]).averify(Claim(text="q"))
+    )
+    assert verdict.label is Label.REFUTED
+    assert [e.title for e in verdict.evidence] == ["Paris"]
+
+
+@pytest.mark.integration
+def test_rag_for_real_with_embedded_model_and_offline_wiki() -> None:
+    import verity
+
+    verdict = verity.check("The Eiffel Tower is in Paris.")
+    assert verdict.label in (Label.SUPPORTED, Label.REFUTED, Label.NOT_ENOUGH_INFO)
+    assert 0.0 <= (verdict.confidence or 0.0) <= 1.0
+    assert verdict.evidence, "rag always returns the evidence it used"
+    assert all(ev.source == "offline-wiki" for ev in verdict.evidence)
+    shown = verdict.trace.retrievals[0].results
+    assert "Eiffel Tower" in [ev.title for ev in shown]
+    assert verdict.usage.llm_calls >= 1 and verdict.usage.prompt_tokens > 100
+    call = verdict.trace.calls[0]
+    assert call.backend == "local" and call.parsed is not None
+
+
+@pytest.mark.integration
+def test_direct_for_real_async() -> None:
+    import verity
+
+    verdict = asyncio.run(
+        verity.acheck("Water boils at 100 degrees Celsius at sea level.", method="direct")
+    )
+    assert verdict.method == "direct" and verdict.evidence == ()
+    assert verdict.usage.llm_calls >= 1
+
+
+def test_percentage_confidence_is_read_as_a_fraction() -> None:
+    from verity.methods.common import ClaimJudgement
+
+    base = {"explanation": "e", "label": "SUPPORTED"}
+    assert ClaimJudgement.model_validate({**base, "confidence": 85}).confidence == 0.85
+    assert ClaimJudgement.model_validate({**base, "confidence": 1}).confidence == 1.0
+    assert ClaimJudgement.model_validate({**base, "confidence": 0.3}).confidence == 0.3
+    for bad in (101, -0.5):
+        with pytest.raises(ValueError, match="confidence"):
+            ClaimJudgement.model_validate({**base, "confidence": bad})

@@ -1,0 +1,131 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from verity.errors import BadInputError, ConfigError
+from verity.nlp import embed
+from verity.nlp.embed import Encoder, default_encoder, default_model_path
+from verity.paths import cache_path
+
+PARAPHRASES = ("The Eiffel Tower is in Paris.", "Paris is home to the Eiffel Tower.")
+UNRELATED = "Bananas are a good source of potassium."
+
+
+@pytest.fixture(scope="module")
+def encoder() -> Encoder:
+    enc = default_encoder()
+    enc.warm_up()
+    return enc
+
+
+@pytest.mark.integration
+def test_rows_are_float32_and_unit_length(encoder):
+    vectors = encoder.encode([*PARAPHRASES, UNRELATED])
+    assert vectors.shape == (3, 384)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert encoder.dimension == 384
+
+
+@pytest.mark.integration
+def test_paraphrases_are_closer_than_unrelated(encoder):
+    a, b, c = encoder.encode([*PARAPHRASES, UNRELATED])
+    assert encoder.cosine(a, b) > 0.7
+    assert encoder.cosine(a, b) > encoder.cosine(a, c) + 0.4
+    assert encoder.cosine(b, c) < 0.3
+
+
+@pytest.mark.integration
+def test_cosine_matches_numpy(encoder):
+    vectors = encoder.encode([*PARAPHRASES, UNRELATED, "Gustave Eiffel was an engineer."])
+    a, b = vectors[:2], vectors[2:]
+    expected = np.array(
+        [[float(x @ y) / (np.linalg.norm(x) * np.linalg.norm(y)) for y in b] for x in a]
+    )
+    np.testing.assert_allclose(encoder.cosine_matrix(a, b), expected, atol=1e-6)
+    assert encoder.cosine(a[0], b[1]) == pytest.approx(expected[0, 1], abs=1e-6)
+
+
+@pytest.mark.integration
+def test_encoding_is_deterministic_and_order_preserving(encoder):
+    one = encoder.encode([UNRELATED])
+    both = encoder.encode([PARAPHRASES[0], UNRELATED])
+    np.testing.assert_allclose(both[1], one[0], atol=1e-5)
+
+
+@pytest.mark.integration
+def test_empty_input_and_single_string(encoder):
+    assert encoder.encode([]).shape == (0, 384)
+    with pytest.raises(BadInputError):
+        encoder.encode("not a list")  # type: ignore[arg-type]
+
+
+@pytest.mark.integration
+def test_default_model_extracted_once_into_cache(encoder):
+    folder = default_model_path()
+    assert folder == cache_path("models", "all-MiniLM-L6-v2")
+    assert (folder / "modules.json").is_file()
+    stamp = (folder / "model.safetensors").stat().st_mtime_ns
+    assert default_model_path() == folder
+    assert (folder / "model.safetensors").stat().st_mtime_ns == stamp
+    # no half-extracted temporary folders are left beside it
+    assert [p.name for p in folder.parent.iterdir() if p.name.startswith(".")] == []
+    # the noisy model package was located, never imported
+    assert "all_minilm_l6_v2" not in sys.modules
+
+
+@pytest.mark.integration
+def test_local_path_shares_the_loaded_model(encoder):
+    by_path = Encoder(default_model_path())
+    assert by_path._model() is encoder._model()
+    np.testing.assert_allclose(by_path.encode([UNRELATED]), encoder.encode([UNRELATED]), atol=1e-6)
+    assert by_path.to_dict()["model"] == str(default_model_path())
+
+
+@pytest.mark.integration
+def test_loading_prints_nothing_on_stdout(tmp_path):
+    # A fresh process with a fresh cache: extraction and loading must keep stdout clean,
+    # because the CLI prints JSON there.
+    code = textwrap.dedent(
+        """
+        from verity.nlp.embed import default_encoder
+        default_encoder().encode(["hello"])
+        """
+    )
+    env = {"VERITY_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert (tmp_path / "models" / "all-MiniLM-L6-v2" / "modules.json").is_file()
+
+
+def test_default_encoder_is_shared():
+    assert default_encoder() is default_encoder()
+
+
+def test_missing_model_folder_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError):
+        Encoder(tmp_path / "nowhere").encode(["x"])
+
+
+def test_cosine_by_hand():
+    assert Encoder.cosine([1, 0], [1, 1]) == pytest.approx(1 / np.sqrt(2))
+    assert Encoder.cosine([0, 0], [1, 1]) == 0.0
+    with pytest.raises(BadInputError):
+        Encoder.cosine([1, 0], [1, 0, 0])
+    np.testing.assert_allclose(
+        Encoder.cosine_matrix([[3, 4]], [[3, 4], [-4, 3], [0, 0]]), [[1.0, 0.0, 0.0]], atol=1e-7
+    )
+
+
+def test_constructor_is_cheap():
+    before = dict(embed._models)
+    Encoder("/some/where/else")
+    assert embed._models == before

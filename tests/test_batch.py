@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from verity.batch import done_keys, read_claims, run_batch
+from verity.domain import Claim, Label, Verdict
+from verity.errors import ModelOutputError
+
+INPUT = "\n".join(
+    [
+        json.dumps({"id": "a", "claim": "Paris is in France."}),
+        "{not json",
+        json.dumps({"claim": "Berlin is in Germany.", "date": "2020-02-03", "speaker": "Ann"}),
+        json.dumps(["a list"]),
+        json.dumps({"id": "b", "claim": "   "}),
+        "",
+        json.dumps({"id": "c", "claim": "Rome is in Italy.", "date": "yesterday"}),
+        json.dumps({"id": "a", "claim": "duplicate id"}),
+        json.dumps({"id": 4, "claim": "Madrid is in Spain."}),
+    ]
+)
+
+
+def verdict_for(claim: Claim) -> Verdict:
+    return Verdict(label=Label.SUPPORTED, confidence=1.0, method="test", subject=claim)
+
+
+def test_bad_lines_are_named_and_good_lines_kept(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text(INPUT)
+    items, bad = read_claims(path)
+    assert [i.line for i in items] == [1, 3, 9]
+    assert items[0].key == "a" and items[2].key == "4"
+    assert items[1].key.startswith("sha1:")
+    assert items[1].claim.speaker == "Ann"
+    assert [b.line for b in bad] == [2, 4, 5, 7, 8]
+    assert "not valid JSON" in bad[0].reason
+    assert "duplicate id" in bad[4].reason
+
+
+def test_results_written_as_they_finish_and_rerun_skips_them(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text(INPUT)
+    items, _ = read_claims(path)
+    out = tmp_path / "out.jsonl"
+    seen: list[str] = []
+
+    def verify(claim: Claim) -> Verdict:
+        seen.append(claim.text)
+        return verdict_for(claim)
+
+    assert run_batch(items, verify, out) == []
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["a", items[1].key, "4"]
+    assert rows[0]["label"] == "SUPPORTED" and rows[0]["claim"] == "Paris is in France."
+    seen.clear()
+    run_batch(items, verify, out)
+    assert seen == []
+    assert len(out.read_text().splitlines()) == 3
+
+
+def test_a_line_cut_by_a_crash_is_redone(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text(INPUT)
+    items, _ = read_claims(path)
+    out = tmp_path / "out.jsonl"
+    good = json.dumps({"id": "a", "label": "SUPPORTED"}) + "\n"
+    out.write_text(good + '{"id": "4", "label": "SUPP')  # killed mid-write
+    assert done_keys(out) == {"a"}
+    assert out.read_text() == good
+    redone: list[str] = []
+    run_batch(items, lambda c: (redone.append(c.text), verdict_for(c))[1], out)
+    assert redone == ["Berlin is in Germany.", "Madrid is in Spain."]
+    assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == ["a", items[1].key, "4"]
+
+
+def test_failures_are_recorded_and_the_rest_go_on(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text(INPUT)
+    items, _ = read_claims(path)
+    out = tmp_path / "out.jsonl"
+
+    def verify(claim: Claim) -> Verdict:
+        if "Berlin" in claim.text:
+            raise ModelOutputError("no valid answer")
+        return verdict_for(claim)
+
+    failures = run_batch(items, verify, out, concurrency=2)
+    assert [f.item.line for f in failures] == [3]
+    assert sorted(json.loads(x)["id"] for x in out.read_text().splitlines()) == ["4", "a"]
+    errors = (tmp_path / "out.jsonl.errors.jsonl").read_text().splitlines()
+    assert json.loads(errors[0])["error"] == "no valid answer"
+    # A rerun retries only the failed claim.
+    retried: list[str] = []
+    run_batch(items, lambda c: (retried.append(c.text), verdict_for(c))[1], out)
+    assert retried == ["Berlin is in Germany."]

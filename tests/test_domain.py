@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from pydantic import ValidationError
+
+from verity.domain import Claim, Evidence, Label, Trace, Usage, Verdict
+
+
+def test_claim_is_stripped_validated_and_frozen() -> None:
+    claim = Claim(text="  Paris is in France. ", date="2020-01-02")
+    assert claim.text == "Paris is in France."
+    assert claim.date == date(2020, 1, 2)
+    with pytest.raises(ValidationError):
+        Claim(text="   ")
+    with pytest.raises(ValidationError):
+        claim.text = "other"  # type: ignore[misc]
+    with pytest.raises(ValidationError):
+        Claim(text="x", unknown_field=1)  # type: ignore[call-arg]
+
+
+def test_confidence_and_credibility_bounds() -> None:
+    subject = Claim(text="x")
+    with pytest.raises(ValidationError):
+        Verdict(label=Label.SUPPORTED, confidence=1.5, method="m", subject=subject)
+    with pytest.raises(ValidationError):
+        Evidence(text="t", source="s", credibility=-0.1)
+    assert Verdict(label="REFUTED", confidence=None, method="m", subject=subject).label is (
+        Label.REFUTED
+    )
+
+
+def test_usage_adds_up() -> None:
+    total = Usage(llm_calls=1, prompt_tokens=10, seconds=0.5) + Usage(
+        llm_calls=2, completion_tokens=3, cached_calls=1, seconds=0.25
+    )
+    assert total == Usage(
+        llm_calls=3, prompt_tokens=10, completion_tokens=3, cached_calls=1, seconds=0.75
+    )
+
+
+def test_evidence_ref_prefers_url_then_id_then_title() -> None:
+    assert Evidence(text="t", source="s", url="u", id="i", title="T").ref == "u"
+    assert Evidence(text="t", source="s", id="i", title="T").ref == "i"
+    assert Evidence(text="t", source="s", title="T").ref == "T"
+
+
+def test_json_shape_has_required_keys_and_method_extras() -> None:
+    ev = Evidence(
+        text="The tower is in Paris.",
+        title="Eiffel Tower",
+        source="offline-wiki",
+        url="https://en.wikipedia.org/wiki/Eiffel_Tower",
+    )
+    verdict = Verdict(
+        label=Label.SUPPORTED,
+        confidence=0.7,
+        explanation="[1]",
+        evidence=[ev],
+        usage=Usage(llm_calls=1, prompt_tokens=5),
+        trace=Trace(iterations=[{"p_l": True}]),
+        method="rag",
+        subject=Claim(text="The Eiffel Tower is in Paris."),
+    )
+    out = verdict.to_json_dict()
+    assert out["claim"] == "The Eiffel Tower is in Paris."
+    assert out["label"] == "SUPPORTED" and out["confidence"] == 0.7
+    assert out["evidence"][0]["title"] == "Eiffel Tower"
+    assert out["evidence"][0]["source"] == "offline-wiki"
+    assert out["evidence"][0]["url"].endswith("Eiffel_Tower")
+    assert set(out["usage"]) >= {"llm_calls", "prompt_tokens", "completion_tokens", "seconds"}
+    assert out["trace"]["iterations"] == [{"p_l": True}]
