@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,8 +193,3 @@ def run_batch(
                 future.result()
     return failures
 
-
-def pending(items: Iterable[BatchItem], output: Path) -> Iterator[BatchItem]:
-    """Items whose result is not yet in the output file."""
-    done = done_keys(output)
-    return (item for item in items if item.key not in done)

@@ -53,6 +53,7 @@ __all__ = [
     "CacheTransport",
     "RetryTransport",
     "make_http_client",
+    "shared_http_client",
 ]
 
 log = logging.getLogger(__name__)
@@ -362,3 +363,20 @@ def make_http_client(
         headers={"User-Agent": user_agent},
         follow_redirects=True,
     )
+
+
+_shared: httpx.Client | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_http_client() -> httpx.Client:
+    """The process-wide client that remote sources use unless given their own.
+
+    One client means one connection pool, one cache and one rate of retries for every
+    source in a run.
+    """
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = make_http_client()
+        return _shared

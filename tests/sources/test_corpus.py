@@ -9,8 +9,8 @@ import pytest
 
 from verity.errors import BadInputError, ConfigError
 from verity.sources.base import Source
+from verity.sources.bm25 import BM25Index
 from verity.sources.corpus import (
-    BM25Index,
     CorpusSource,
     build_corpus,
     list_corpora,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from verity.errors import ConfigError
-from verity.sources import corpus as corpus_module
+from verity.sources import bm25 as bm25_module
 from verity.sources.base import PageSource, Source
 from verity.sources.offline_wiki import OfflineWiki, data_file
 
@@ -122,7 +122,7 @@ def test_second_instance_loads_index_from_disk(wiki, monkeypatch):
     def no_build(texts):
         raise AssertionError("the index was rebuilt instead of loaded")
 
-    monkeypatch.setattr(corpus_module.BM25Index, "build", staticmethod(no_build))
+    monkeypatch.setattr(bm25_module.BM25Index, "build", staticmethod(no_build))
     second = OfflineWiki()
     results = second.search("Eiffel Tower Paris", k=3)
     assert second.index_origin == "loaded"

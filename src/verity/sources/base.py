@@ -42,7 +42,11 @@ class PageSource(Source, Protocol):
     """A source whose passages are pages with titles that can be looked up."""
 
     def lookup(self, title: str) -> Evidence | None:
-        """Return the page with this title (exact, else the closest fuzzy match), or None."""
+        """Return the page with this title, or None.
+
+        Local sources fall back to the closest fuzzy title match; remote ones follow the
+        provider's own redirects.
+        """
         ...
 
 

@@ -17,7 +17,6 @@ valid is left, or at the first bad line with ``strict=True``.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import tempfile
@@ -28,13 +27,11 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from verity.domain import Evidence
 from verity.errors import BadInputError, ConfigError
 from verity.paths import cache_path
 from verity.sources.base import apply_filters
+from verity.sources.bm25 import BM25Index, bm25s_version, publish_folder
 
 FORMAT_VERSION = 1
 DEFAULT_MAX_WORDS = 120
@@ -42,144 +39,6 @@ DEFAULT_OVERLAP_SENTENCES = 1
 _TEXT_SUFFIXES = {".txt", ".md", ".markdown"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
-
-# PyStemmer objects are not safe to share between threads; tokenization takes turns.
-_stem_lock = threading.Lock()
-
-
-# -- the BM25 index ------------------------------------------------------------------------
-
-
-def _stemmer() -> Any:
-    """The Snowball English stemmer when PyStemmer is installed, else None."""
-    try:
-        import Stemmer
-    except ImportError:
-        return None
-    return Stemmer.Stemmer("english")
-
-
-def stemmer_name() -> str | None:
-    """``"english"`` when queries and indexes are stemmed, None when PyStemmer is missing."""
-    return "english" if _stemmer() is not None else None
-
-
-class BM25Index:
-    """A bm25s index over a list of texts, with English stopwords and stemming.
-
-    Scores are bm25s's defaults (the Lucene variant, k1=1.5, b=0.75).
-
-        index = BM25Index.build(["the tower is in Paris", "bananas are yellow"])
-        list(index.ranked("Paris tower"))   # [(0, 0.98...)]
-        index.save(folder); BM25Index.load(folder)
-    """
-
-    def __init__(self, retriever: Any, stemmer: str | None) -> None:
-        self._retriever = retriever
-        self.stemmer = stemmer
-        self._stem = _stemmer() if stemmer else None
-
-    @classmethod
-    def build(cls, texts: Sequence[str]) -> BM25Index:
-        """Tokenize and index ``texts``; document ``i`` is ``texts[i]``."""
-        import bm25s
-
-        if not texts:
-            raise BadInputError("cannot index an empty list of texts")
-        stem = _stemmer()
-        with _stem_lock:
-            tokens = bm25s.tokenize(list(texts), stopwords="en", stemmer=stem, show_progress=False)
-        retriever = bm25s.BM25()
-        retriever.index(tokens, show_progress=False)
-        return cls(retriever, "english" if stem is not None else None)
-
-    def save(self, folder: Path) -> None:
-        """Write the index files into ``folder`` (created if needed)."""
-        folder.mkdir(parents=True, exist_ok=True)
-        self._retriever.save(str(folder), show_progress=False)
-        meta = {"stemmer": self.stemmer, "documents": len(self)}
-        (folder / "verity-bm25.json").write_text(json.dumps(meta), encoding="utf-8")
-
-    @classmethod
-    def load(cls, folder: Path, *, mmap: bool = True) -> BM25Index:
-        """Read an index written by `save`; with ``mmap`` the arrays stay on disk."""
-        import bm25s
-
-        meta = json.loads((folder / "verity-bm25.json").read_text(encoding="utf-8"))
-        stemmer = meta.get("stemmer")
-        if stemmer and _stemmer() is None:
-            raise ConfigError(
-                f"the index at {folder} was built with PyStemmer, which is not installed now: "
-                "install PyStemmer or rebuild the index"
-            )
-        retriever = bm25s.BM25.load(str(folder), mmap=mmap, show_progress=False)
-        return cls(retriever, stemmer)
-
-    def __len__(self) -> int:
-        return int(self._retriever.scores["num_docs"])
-
-    def query_tokens(self, query: str) -> list[str]:
-        """The query's tokens that the index knows, after stopwords and stemming."""
-        import bm25s
-
-        with _stem_lock:
-            tokens = bm25s.tokenize(
-                [query], stopwords="en", stemmer=self._stem, show_progress=False, return_ids=False
-            )[0]
-        vocab = self._retriever.vocab_dict
-        return [t for t in tokens if t and t in vocab]
-
-    def scores(self, query: str) -> npt.NDArray[np.float32]:
-        """The BM25 score of every document for ``query`` (zeros when no term is known)."""
-        tokens = self.query_tokens(query)
-        if not tokens:
-            return np.zeros(len(self), dtype=np.float32)
-        return np.asarray(self._retriever.get_scores(tokens), dtype=np.float32)
-
-    def ranked(self, query: str) -> Iterator[tuple[int, float]]:
-        """``(document, score)`` for every document scoring above zero, best first.
-
-        Ties keep document order, so results are deterministic.
-        """
-        scores = self.scores(query)
-        hits = np.flatnonzero(scores > 0)
-        order = hits[np.argsort(-scores[hits], kind="stable")]
-        for i in order:
-            yield int(i), float(scores[i])
-
-
-def publish_folder(tmp: Path, target: Path, *, replace: bool) -> bool:
-    """Move a finished folder into place in one rename; True if ``tmp`` became ``target``.
-
-    Without ``replace`` an existing ``target`` wins (another process built the same thing
-    first) and ``tmp`` is deleted. With ``replace`` the old folder is renamed aside, the new
-    one renamed in, and the old one deleted, so readers never see a half-written folder.
-    """
-    if target.exists() and not replace:
-        shutil.rmtree(tmp, ignore_errors=True)
-        return False
-    old: Path | None = None
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}-old-", dir=target.parent))
-        os.replace(target, old / target.name)
-    try:
-        os.rename(tmp, target)
-    except OSError:
-        if old is not None and not target.exists():
-            os.replace(old / target.name, target)  # put the previous version back
-            raise
-        if not target.exists():
-            raise
-        # Another process published the same folder in between; keep theirs.
-        shutil.rmtree(tmp, ignore_errors=True)
-        return False
-    finally:
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    return True
-
-
-# -- building a corpus ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,7 +276,7 @@ def build_corpus(
         "max_words": max_words,
         "overlap_sentences": overlap_sentences,
         "stemmer": index.stemmer,
-        "bm25s": _bm25s_version(),
+        "bm25s": bm25s_version(),
     }
     info = CorpusInfo(
         name=name,
@@ -443,12 +302,6 @@ def build_corpus(
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return info
-
-
-def _bm25s_version() -> str:
-    from importlib.metadata import version
-
-    return version("bm25s")
 
 
 def _manifest(info: CorpusInfo) -> dict[str, Any]:

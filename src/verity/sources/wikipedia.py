@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from verity.domain import Evidence
 from verity.errors import BadInputError, ConfigError, SourceUnavailableError
-from verity.http import make_http_client
+from verity.http import shared_http_client
 from verity.sources.base import apply_filters, is_excluded
 
 _Model = TypeVar("_Model", bound=BaseModel)
@@ -116,7 +116,7 @@ class WikipediaSource:
         self.sentences = sentences
         self.name = name
         self._site = f"https://{lang}.wikipedia.org"
-        self._client = client if client is not None else make_http_client()
+        self._client = client if client is not None else shared_http_client()
 
     def search(
         self,

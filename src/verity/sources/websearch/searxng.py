@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from verity.domain import Evidence
 from verity.errors import ConfigError
-from verity.http import make_http_client
+from verity.http import shared_http_client
 from verity.sources.base import apply_filters
 from verity.sources.websearch.common import (
     check_query,
@@ -86,7 +86,7 @@ class SearxngSearch:
         self.base_url = url.rstrip("/")
         self.url_env = url_env
         self.name = name
-        self._client = client if client is not None else make_http_client()
+        self._client = client if client is not None else shared_http_client()
 
     def search(
         self,

@@ -16,7 +16,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from verity.domain import Evidence
-from verity.http import make_http_client
+from verity.http import shared_http_client
 from verity.sources.base import apply_filters
 from verity.sources.websearch.common import (
     check_query,
@@ -73,7 +73,7 @@ class SerperSearch:
         self._key = read_key(SERVICE, api_key_env)
         self.api_key_env = api_key_env
         self.name = name
-        self._client = client if client is not None else make_http_client()
+        self._client = client if client is not None else shared_http_client()
 
     def search(
         self,
