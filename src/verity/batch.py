@@ -192,4 +192,3 @@ def run_batch(
             for future in as_completed([pool.submit(one, item) for item in todo]):
                 future.result()
     return failures
-
