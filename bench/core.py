@@ -63,7 +63,7 @@ def bench_cli() -> dict[str, float]:
 
 
 def bench_index(queries: int) -> dict[str, float]:
-    from verity.sources.offline_wiki import OfflineWiki
+    from verity.sources.offline_wiki import OfflineWiki, data_file
 
     with tempfile.TemporaryDirectory() as cache:
         os.environ["VERITY_CACHE_DIR"] = cache
@@ -74,10 +74,13 @@ def bench_index(queries: int) -> dict[str, float]:
         start = time.perf_counter()
         OfflineWiki().warm_up()
         load = time.perf_counter() - start
-        titles = list(wiki.titles()) if hasattr(wiki, "titles") else []
+        pages = list(json.loads(data_file().read_text(encoding="utf-8")).values())
         rng = random.Random(0)
-        words = [t for t in titles if t] or CLAIMS
-        samples = [rng.choice(words) + " " + rng.choice(CLAIMS).split()[1] for _ in range(queries)]
+        # Queries shaped like claims: a page's title with words from its description.
+        samples = []
+        for _ in range(queries):
+            page = rng.choice(pages)
+            samples.append(f"{page['title']} is {page.get('description') or 'notable'}")
         times = []
         for q in samples:
             t0 = time.perf_counter()

@@ -95,3 +95,48 @@ def test_failures_are_recorded_and_the_rest_go_on(tmp_path: Path) -> None:
     retried: list[str] = []
     run_batch(items, lambda c: (retried.append(c.text), verdict_for(c))[1], out)
     assert retried == ["Berlin is in Germany."]
+
+
+def test_a_bad_byte_costs_its_line_only(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(
+        b'{"id": "1", "claim": "Paris is in France."}\n'
+        b'{"id": "2", "claim": "caf\xe9"}\n'
+        b'{"id": "3", "claim": "Rome is in Italy."}\n'
+    )
+    items, bad = read_claims(path)
+    assert [i.key for i in items] == ["1", "3"]
+    assert [(b.line, b.reason) for b in bad] == [(2, "not valid UTF-8")]
+
+
+def test_unusable_output_is_a_clear_error(tmp_path: Path) -> None:
+    import pytest
+
+    from verity.errors import BadInputError
+
+    with pytest.raises(BadInputError, match="is a folder"):
+        run_batch([], verdict_for, tmp_path)
+    with pytest.raises(BadInputError, match="does not exist"):
+        run_batch([], verdict_for, tmp_path / "missing" / "out.jsonl")
+    broken = tmp_path / "out.jsonl"
+    broken.write_bytes(b'{"id": "\xff"}\n')
+    with pytest.raises(BadInputError, match="cannot read output file"):
+        run_batch([], verdict_for, broken)
+
+
+def test_an_unexpected_error_on_one_claim_does_not_stop_the_batch(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text(INPUT)
+    items, _ = read_claims(path)
+    out = tmp_path / "out.jsonl"
+
+    def verify(claim: Claim) -> Verdict:
+        if "Paris" in claim.text:
+            raise RuntimeError("llama exploded")
+        return verdict_for(claim)
+
+    failures = run_batch(items, verify, out)
+    assert [(f.item.key, str(f.error)) for f in failures] == [("a", "llama exploded")]
+    assert len(out.read_text().splitlines()) == 2
+    error = json.loads((tmp_path / "out.jsonl.errors.jsonl").read_text())
+    assert error["type"] == "RuntimeError" and error["line"] == 1

@@ -55,6 +55,9 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         (["check", "x", "--input", "a.jsonl", "--output", "o.jsonl"], 2, "not both"),
         (["check", "--input", "a.jsonl"], 2, "needs both --input and --output"),
         (["check", "x", "--config", "missing.toml"], 2, "cannot read config file"),
+        (["check", "x", "--trace", "no/such/dir/t.json"], 2, "does not exist"),
+        (["check", "--input", "a.jsonl", "--output", "o.jsonl", "--json"], 2, "--json apply"),
+        (["check", "--input", "a.jsonl", "--output", "o", "--date", "2020-01-01"], 2, "--date"),
     ],
 )
 def test_bad_input_is_a_message_and_exit_code(
@@ -112,6 +115,31 @@ def test_json_output_offline(
         assert ev["title"] and ev["text"] and ev["url"].startswith("https://en.wikipedia.org/")
     assert record["usage"]["llm_calls"] >= 1 and record["usage"]["seconds"] > 0
     assert json.loads(trace.read_text())["trace"]["calls"][0]["step"] == "rag.judge"
+
+
+@pytest.mark.integration
+def test_installed_command_prints_only_json_on_stdout(tmp_path: Path) -> None:
+    """The real process with the embedded model: nothing but one JSON object on stdout."""
+    env = {**os.environ, "VERITY_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("verity")),
+            "check",
+            "The Eiffel Tower is in Paris.",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)  # fails on any stray line from a library
+    assert proc.stdout.count("\n") == 1
+    assert record["trace"]["calls"][0]["backend"] == "local"
+    assert record["trace"]["retrievals"][0]["source"] == "offline-wiki"
 
 
 @pytest.mark.integration

@@ -71,3 +71,13 @@ def test_json_shape_has_required_keys_and_method_extras() -> None:
     assert out["evidence"][0]["url"].endswith("Eiffel_Tower")
     assert set(out["usage"]) >= {"llm_calls", "prompt_tokens", "completion_tokens", "seconds"}
     assert out["trace"]["iterations"] == [{"p_l": True}]
+
+
+def test_label_must_fit_the_subject() -> None:
+    from verity.domain import Article
+
+    with pytest.raises(ValidationError, match="not a verdict for a claim"):
+        Verdict(label=Label.FAKE, method="m", subject=Claim(text="x"))
+    with pytest.raises(ValidationError, match="not a verdict for an article"):
+        Verdict(label=Label.SUPPORTED, method="m", subject=Article(text="body"))
+    assert Verdict(label=Label.REAL, method="m", subject=Article(text="body")).label is Label.REAL

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from verity.domain import Claim, Verdict
-from verity.errors import BadInputError, VerityError
+from verity.errors import BadInputError
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,10 @@ class BadLine:
 
 @dataclass(frozen=True)
 class Failure:
-    """A claim whose check failed with a verity error."""
+    """A claim whose check failed, and the error."""
 
     item: BatchItem
-    error: VerityError
+    error: Exception
 
 
 def item_key(record: dict[str, Any], claim: Claim) -> str:
@@ -63,13 +63,19 @@ def item_key(record: dict[str, Any], claim: Claim) -> str:
 def read_claims(path: Path) -> tuple[list[BatchItem], list[BadLine]]:
     """Parse a JSONL file of claims; bad lines are reported, good ones kept."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInputError(f"cannot read input file {path}: {exc}") from exc
+        blob = path.read_bytes()
+    except OSError as exc:
+        raise BadInputError(f"cannot read input file {path}: {exc.strerror or exc}") from exc
     items: list[BatchItem] = []
     bad: list[BadLine] = []
     seen: set[str] = set()
-    for number, raw in enumerate(lines, start=1):
+    # Decoded line by line: one bad byte costs its line, not the file.
+    for number, raw_bytes in enumerate(blob.splitlines(), start=1):
+        try:
+            raw = raw_bytes.decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append(BadLine(number, "not valid UTF-8"))
+            continue
         if not raw.strip():
             continue
         try:
@@ -118,11 +124,16 @@ def _drop_partial_tail(path: Path) -> None:
 
 def done_keys(path: Path) -> set[str]:
     """Keys of every complete result already in an output file."""
+    _check_writable(path)
     _drop_partial_tail(path)
     keys: set[str] = set()
     if not path.exists():
         return keys
-    for raw in path.read_text(encoding="utf-8").splitlines():
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInputError(f"cannot read output file {path} to resume it: {exc}") from exc
+    for raw in text.splitlines():
         try:
             record = json.loads(raw)
         except json.JSONDecodeError:
@@ -159,9 +170,10 @@ def run_batch(
 ) -> list[Failure]:
     """Check every item not yet in ``output``, appending each result as it finishes.
 
-    A verity error on one claim is returned as a failure (and written to
-    ``<output>.errors.jsonl``) while the others go on; anything else stops the run, and a
-    rerun resumes after the last written result.
+    An error on one claim is returned as a failure (and appended to
+    ``<output>.errors.jsonl``) while the others go on: a long batch is not lost to one
+    odd claim. An interrupt stops the run after the checks in flight; a rerun resumes
+    after the last written result.
     """
     done = done_keys(output)
     todo = [item for item in items if item.key not in done]
@@ -172,7 +184,7 @@ def run_batch(
     def one(item: BatchItem) -> None:
         try:
             verdict = verify(item.claim)
-        except VerityError as exc:
+        except Exception as exc:  # noqa: BLE001 - recorded per claim, see the docstring
             failures.append(Failure(item, exc))
             errors.write(
                 {"id": item.key, "line": item.line, "error": str(exc), "type": type(exc).__name__}
@@ -188,7 +200,18 @@ def run_batch(
         for item in todo:
             one(item)
     else:
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        pool = ThreadPoolExecutor(max_workers=concurrency)
+        try:
             for future in as_completed([pool.submit(one, item) for item in todo]):
                 future.result()
+        finally:
+            # On an interrupt, drop the queued checks instead of running them all first.
+            pool.shutdown(wait=True, cancel_futures=True)
     return failures
+
+
+def _check_writable(output: Path) -> None:
+    if output.is_dir():
+        raise BadInputError(f"--output {output} is a folder; give a file name")
+    if not output.parent.is_dir():
+        raise BadInputError(f"--output {output}: folder {output.parent} does not exist")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
@@ -53,7 +54,11 @@ def _settings(
         "sources": sources or None,
         "model": {"spec": model, "base_url": base_url, "api_key_env": api_key_env},
     }
-    return load_settings(overrides=overrides, config_file=config)
+    settings = load_settings(overrides=overrides, config_file=config)
+    if model is not None:
+        # A model named on the command line is the model: it replaces per-role models too.
+        settings = settings.model_copy(update={"roles": {}})
+    return settings
 
 
 @app.command()
@@ -102,23 +107,60 @@ def check(
         sources=source,
     )
     if input_file is not None or output_file is not None:
-        if claim is not None:
-            raise BadInputError("give either a claim or --input, not both")
-        if input_file is None or output_file is None:
-            raise BadInputError("a batch needs both --input and --output")
-        _batch(method_from_settings(settings), input_file, output_file, concurrency)
+        inputs, outputs = _batch_paths(
+            claim, input_file, output_file, as_json, trace, claim_date, speaker
+        )
+        _batch(method_from_settings(settings), inputs, outputs, concurrency)
         return
     if claim is None or not claim.strip():
         raise BadInputError("the claim is empty: give a sentence to check")
+    if trace is not None and not trace.parent.is_dir():
+        raise BadInputError(f"--trace {trace}: folder {trace.parent} does not exist")
     subject = Claim(text=claim, date=_parse_date(claim_date), speaker=speaker)
     verdict = method_from_settings(settings).verify(subject)
     record = verdict.to_json_dict()
-    if trace is not None:
-        trace.write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
+    # The verdict is shown first, so a trace file that cannot be written loses nothing.
     if as_json:
         sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
     else:
         render.verdict(out, verdict)
+    if trace is not None:
+        try:
+            trace.write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
+        except OSError as exc:
+            raise BadInputError(f"cannot write --trace {trace}: {exc.strerror or exc}") from exc
+
+
+def _batch_paths(
+    claim: str | None,
+    input_file: Path | None,
+    output_file: Path | None,
+    as_json: bool,
+    trace: Path | None,
+    claim_date: str | None,
+    speaker: str | None,
+) -> tuple[Path, Path]:
+    if claim is not None:
+        raise BadInputError("give either a claim or --input, not both")
+    if input_file is None or output_file is None:
+        raise BadInputError("a batch needs both --input and --output")
+    ignored = [
+        name
+        for name, value in (
+            ("--json", as_json),
+            ("--trace", trace),
+            ("--date", claim_date),
+            ("--speaker", speaker),
+        )
+        if value
+    ]
+    if ignored:
+        raise BadInputError(
+            f"{', '.join(ignored)} apply to one claim; in a batch, each output line is the "
+            "--json object with its trace, and date and speaker come from the input lines"
+        )
+    return input_file, output_file
 
 
 def _parse_date(value: str | None) -> date | None:
@@ -134,19 +176,25 @@ def _batch(method: Any, input_file: Path, output_file: Path, concurrency: int) -
     from rich.progress import Progress
 
     from verity.batch import done_keys, read_claims, run_batch
+    from verity.domain import Usage, Verdict
 
     items, bad = read_claims(input_file)
     for line in bad:
         err.print(f"[yellow]{input_file}:{line.line}: skipped: {line.reason}[/]")
     todo = len(items) - len(done_keys(output_file) & {i.key for i in items})
+    usage = [Usage()]
+    lock = threading.Lock()  # results arrive from worker threads
+
+    def finished(_item: object, verdict: Verdict | None) -> None:
+        with lock:
+            progress.advance(task)
+            if verdict is not None:
+                usage[0] = usage[0] + verdict.usage
+
     with Progress(console=err, transient=False) as progress:
         task = progress.add_task("checking", total=todo)
         failures = run_batch(
-            items,
-            method.verify,
-            output_file,
-            concurrency=concurrency,
-            on_result=lambda _item, _verdict: progress.advance(task),
+            items, method.verify, output_file, concurrency=concurrency, on_result=finished
         )
     for failure in failures:
         err.print(f"[red]{input_file}:{failure.item.line}: failed: {failure.error}[/]")
@@ -154,8 +202,13 @@ def _batch(method: Any, input_file: Path, output_file: Path, concurrency: int) -
         f"{todo - len(failures)} checked, {len(items) - todo} already done, "
         f"{len(failures)} failed, {len(bad)} bad lines -> {output_file}"
     )
+    u = usage[0]
+    err.print(
+        f"this run: {u.llm_calls} model calls ({u.cached_calls} from cache), "
+        f"{u.prompt_tokens}+{u.completion_tokens} tokens, {u.seconds:.1f} s in the model"
+    )
     if bad or failures:
-        raise typer.Exit(code=2 if bad else 4)
+        raise typer.Exit(code=2 if bad else _exit_code(failures[0].error))
 
 
 @app.command()
@@ -182,7 +235,7 @@ def index_build(
     render.corpus_info(out, err, info)
 
 
-def _exit_code(exc: VerityError) -> int:
+def _exit_code(exc: Exception) -> int:
     from verity.errors import (
         BudgetExceededError,
         ConfigError,
@@ -199,7 +252,7 @@ def _exit_code(exc: VerityError) -> int:
     ):
         if isinstance(exc, kind):
             return code
-    return 1
+    return 1  # any other verity error, or an unexpected one recorded in a batch
 
 
 def main() -> None:

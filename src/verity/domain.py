@@ -12,7 +12,14 @@ import datetime as dt
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 Probability = Annotated[float, Field(ge=0.0, le=1.0)]
@@ -182,6 +189,14 @@ class Verdict(_Frozen):
     @classmethod
     def _tuple(cls, value: Any) -> Any:
         return tuple(value) if isinstance(value, list) else value
+
+    @model_validator(mode="after")
+    def _label_fits_subject(self) -> Verdict:
+        allowed = CLAIM_LABELS if isinstance(self.subject, Claim) else ARTICLE_LABELS
+        if self.label not in allowed:
+            kind = "a claim" if isinstance(self.subject, Claim) else "an article"
+            raise ValueError(f"{self.label.value} is not a verdict for {kind}")
+        return self
 
     def to_json_dict(self) -> dict[str, Any]:
         """The flat JSON shape the CLI prints with ``--json`` and writes in batch output."""

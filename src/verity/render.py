@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from verity.domain import Label, Verdict
+from verity.errors import ConfigError
 
 _COLOURS = {
     Label.SUPPORTED: "green",
@@ -52,7 +53,7 @@ def models(console: Console, settings: Any) -> None:
     try:
         path = embedded_model_path()
         status = "ready" if path.is_file() else f"missing: {path}"
-    except Exception as exc:
+    except ConfigError as exc:
         status = str(exc)
     table.add_row("local", "embedded SmolLM2-135M-Instruct (llama.cpp, in process)", status)
     table.add_row("local:/path/model.gguf", "any GGUF file (llama.cpp, in process)", "")

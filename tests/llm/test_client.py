@@ -91,6 +91,33 @@ def test_cache_hit_skips_backend(tmp_path: Path) -> None:
     assert other.call.cached is False
 
 
+def test_invalid_answers_are_not_cached_so_a_rerun_retries(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    failing = ModelClient(FakeChatModel(["nope", "still nope"]), cache=cache)
+    with pytest.raises(ModelOutputError):
+        failing.chat(HELLO, schema=Answer)
+    fixed = FakeChatModel(['{"label": "ok", "score": 0.5}'])
+    done = ModelClient(fixed, cache=cache).chat(HELLO, schema=Answer)
+    assert done.parsed == Answer(label="ok", score=0.5)
+    assert len(fixed.requests) == 1 and done.call.cached is False
+    # The valid answer is stored: the next run replays it.
+    replay = ModelClient(FakeChatModel([]), cache=cache).chat(HELLO, schema=Answer)
+    assert replay.call.cached is True
+
+
+def test_repaired_answer_is_cached_under_the_repair_conversation(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    first = FakeChatModel(["bad", '{"label": "b", "score": 1}'])
+    ModelClient(first, cache=cache).chat(HELLO, schema=Answer)
+    # A rerun asks afresh for the first answer (not stored), gets the same bad one, and
+    # finds the repaired answer in the cache.
+    again = FakeChatModel(["bad"])
+    done = ModelClient(again, cache=cache).chat(HELLO, schema=Answer)
+    assert done.parsed == Answer(label="b", score=1.0)
+    assert len(again.requests) == 1
+    assert done.call.usage.cached_calls == 1 and done.call.attempts == 2
+
+
 def test_cache_survives_a_new_client(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite"
     ModelClient(FakeChatModel(["stored"]), cache=ResponseCache(path)).chat(HELLO)

@@ -70,10 +70,19 @@ def test_local_async_twin() -> None:
 def test_model_loads_once_per_process() -> None:
     from verity.llm import local_gguf
 
-    LocalBackend().warm_up()
-    LocalBackend().warm_up()
-    keys = [k for k in local_gguf._loaded if k[0] == str(embedded_model_path())]
-    assert len(keys) == 1
+    first, second = LocalBackend(), LocalBackend()
+    loaded = local_gguf._load(first.path, first.n_ctx, first.threads)[0]
+    second.complete(QUESTION, GenParams(max_tokens=2))
+    assert local_gguf._load(second.path, second.n_ctx, second.threads)[0] is loaded
+
+
+def test_prompt_longer_than_the_context_is_a_budget_error() -> None:
+    from verity.errors import BudgetExceededError
+
+    small = LocalBackend(n_ctx=256)
+    long_prompt = [Message(role="user", content="Paris is in France. " * 200)]
+    with pytest.raises(BudgetExceededError, match="raise n_ctx"):
+        small.complete(long_prompt, GenParams(max_tokens=8))
 
 
 def test_openai_backend_against_real_server_text(llama_server: str) -> None:

@@ -152,7 +152,9 @@ def test_llama_cpp_server_style_rejection_is_a_fallback_not_a_retry() -> None:
 def test_falls_back_to_prompt_only() -> None:
     def only_plain(request: httpx.Request) -> httpx.Response:
         if "response_format" in json.loads(request.content):
-            return httpx.Response(400, json={"error": {"message": "unknown field"}})
+            return httpx.Response(
+                400, json={"error": {"message": "Unrecognized field: response_format"}}
+            )
         return httpx.Response(200, json=completion('Here: {"label": "c"}'))
 
     b, seen = backend(only_plain, "http://t4.test/v1")
@@ -160,6 +162,26 @@ def test_falls_back_to_prompt_only() -> None:
     assert done.parsed == Verdict(label="c")
     assert done.call.structured_mode == "prompt"
     assert len(seen) == 3
+
+
+def test_an_unrelated_400_does_not_cost_a_mode() -> None:
+    answers = [
+        httpx.Response(
+            400,
+            json={
+                "error": {
+                    "message": "This model's maximum context length is 4096 tokens",
+                    "code": "context_length_exceeded",
+                }
+            },
+        ),
+        httpx.Response(200, json=completion('{"label": "e"}')),
+    ]
+    b, seen = backend(lambda r: answers.pop(0), "http://t13.test/v1")
+    with pytest.raises(ModelUnavailableError, match="maximum context length"):
+        b.complete(MESSAGES, GenParams(), Verdict.model_json_schema())
+    b.complete(MESSAGES, GenParams(), Verdict.model_json_schema())
+    assert [s["response_format"]["type"] for s in seen] == ["json_schema", "json_schema"]
 
 
 def test_rate_limit_and_server_errors_are_transient() -> None:

@@ -139,9 +139,11 @@ class ModelClient:
         total, started = Usage(), time.perf_counter()
         rejected: list[RejectedAnswer] = []
         while True:
-            raw, cached = self._complete_cached(convo, params, json_schema)
-            total = total + _usage_of(raw, cached)
+            raw, key = self._complete_cached(convo, params, json_schema)
+            total = total + _usage_of(raw, cached=key is None)
             parsed, error = _validate(raw.text, schema)
+            if key is not None and error is None:
+                self._store(key, raw)
             if error is None or len(rejected) >= self.repair_attempts:
                 break
             rejected.append(RejectedAnswer(output=raw.text, error=error))
@@ -152,10 +154,11 @@ class ModelClient:
 
     def _complete_cached(
         self, messages: Sequence[Message], params: GenParams, schema: dict[str, Any] | None
-    ) -> tuple[RawCompletion, bool]:
+    ) -> tuple[RawCompletion, str | None]:
+        """A stored answer (with key None), else a fresh one with the key to store it under."""
         key = cache_key(self.backend.identity(), messages, params, schema)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            return hit, True
+            return hit, None
         for attempt in range(self.retries + 1):
             try:
                 with self._sync_slots:
@@ -165,9 +168,7 @@ class ModelClient:
                 if attempt >= self.retries:
                     raise
                 self.sleep(self._delay(attempt, exc))
-        if self.cache is not None:
-            self.cache.put(key, raw)
-        return raw, False
+        return raw, key
 
     # -- async --------------------------------------------------------------------------
 
@@ -187,9 +188,11 @@ class ModelClient:
         total, started = Usage(), time.perf_counter()
         rejected: list[RejectedAnswer] = []
         while True:
-            raw, cached = await self._acomplete_cached(convo, params, json_schema)
-            total = total + _usage_of(raw, cached)
+            raw, key = await self._acomplete_cached(convo, params, json_schema)
+            total = total + _usage_of(raw, cached=key is None)
             parsed, error = _validate(raw.text, schema)
+            if key is not None and error is None:
+                await asyncio.to_thread(self._store, key, raw)
             if error is None or len(rejected) >= self.repair_attempts:
                 break
             rejected.append(RejectedAnswer(output=raw.text, error=error))
@@ -200,12 +203,12 @@ class ModelClient:
 
     async def _acomplete_cached(
         self, messages: Sequence[Message], params: GenParams, schema: dict[str, Any] | None
-    ) -> tuple[RawCompletion, bool]:
+    ) -> tuple[RawCompletion, str | None]:
         key = cache_key(self.backend.identity(), messages, params, schema)
         if self.cache is not None:
             hit = await asyncio.to_thread(self.cache.get, key)
             if hit is not None:
-                return hit, True
+                return hit, None
         slots = self._async_slots.setdefault(
             asyncio.get_running_loop(), asyncio.Semaphore(self.max_concurrency)
         )
@@ -218,11 +221,15 @@ class ModelClient:
                 if attempt >= self.retries:
                     raise
                 await asyncio.sleep(self._delay(attempt, exc))
-        if self.cache is not None:
-            await asyncio.to_thread(self.cache.put, key, raw)
-        return raw, False
+        return raw, key
 
     # -- shared -------------------------------------------------------------------------
+
+    def _store(self, key: str, raw: RawCompletion) -> None:
+        # Only answers that validated are stored: a rerun retries a failed step afresh
+        # instead of replaying the failure.
+        if self.cache is not None:
+            self.cache.put(key, raw)
 
     def _delay(self, attempt: int, exc: TransientModelError) -> float:
         if exc.retry_after is not None:
@@ -281,7 +288,7 @@ class _Meter:
             self.total = self.total + usage
 
 
-def _usage_of(raw: RawCompletion, cached: bool) -> Usage:
+def _usage_of(raw: RawCompletion, *, cached: bool) -> Usage:
     return Usage(
         llm_calls=1,
         prompt_tokens=raw.prompt_tokens,

