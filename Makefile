@@ -18,7 +18,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	# torch first, pinned: the CPU build; an unpinned torch pulls a CUDA build of several GB.
+	# torch first and pinned: an unpinned torch pulls a CUDA build of several GB.
 	$(BIN)/pip install --quiet -c constraints.txt torch
 	$(BIN)/python -c "import llama_cpp" 2>/dev/null || \
 		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" FORCE_CMAKE=1 \
