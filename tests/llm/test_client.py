@@ -256,3 +256,15 @@ def test_role_twin_shares_usage_and_labels_calls() -> None:
 def test_parse_json_answer_takes_object_out_of_prose() -> None:
     got = parse_json_answer('Sure! {"label": "y", "score": 1} Hope it helps.', Answer)
     assert got == Answer(label="y", score=1.0)
+
+
+def test_raw_newline_inside_a_string_is_accepted() -> None:
+    got = parse_json_answer('{"label": "line one\nline two", "score": 0.5}', Answer)
+    assert got.label == "line one\nline two"
+
+
+def test_truncated_json_is_still_an_error() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError):
+        parse_json_answer('{"label": "cut off', Answer)

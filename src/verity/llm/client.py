@@ -61,7 +61,13 @@ def parse_json_answer(text: str, schema: type[T]) -> T:
     start, end = candidate.find("{"), candidate.rfind("}")
     if start != -1 and end > start:
         candidate = candidate[start : end + 1]
-    return schema.model_validate_json(candidate)
+    try:
+        # strict=False accepts raw newlines inside strings, which llama.cpp's JSON grammar
+        # lets a model write; anything else malformed is still an error.
+        data = json.loads(candidate, strict=False)
+    except json.JSONDecodeError:
+        return schema.model_validate_json(candidate)  # raises with pydantic's own message
+    return schema.model_validate(data)
 
 
 class ModelClient:
