@@ -17,59 +17,45 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from verity.domain import Evidence
 from verity.errors import BadInputError, ConfigError, SourceUnavailableError
-from verity.http import shared_http_client
 from verity.sources.base import apply_filters, is_excluded
+from verity.sources.websearch.common import Payload, check_query, http_client
 
 _Model = TypeVar("_Model", bound=BaseModel)
 _LANG = re.compile(r"[a-z][a-z0-9-]{1,20}")
 
 
-class _Hit(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class _Hit(Payload):
     title: str
     pageid: int | None = None
 
 
-class _Query(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class _Query(Payload):
     search: list[_Hit] = Field(default_factory=list)
 
 
-class _ApiError(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class _ApiError(Payload):
     code: str = "unknown"
     info: str = ""
 
 
-class _SearchResponse(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class _SearchResponse(Payload):
     query: _Query = Field(default_factory=_Query)
     error: _ApiError | None = None
 
 
-class _PageUrls(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class _PageUrls(Payload):
     page: str | None = None
 
 
-class _ContentUrls(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class _ContentUrls(Payload):
     desktop: _PageUrls = Field(default_factory=_PageUrls)
 
 
-class _Summary(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class _Summary(Payload):
     type: str = "standard"
     title: str
     pageid: int | None = None
@@ -116,7 +102,7 @@ class WikipediaSource:
         self.sentences = sentences
         self.name = name
         self._site = f"https://{lang}.wikipedia.org"
-        self._client = client if client is not None else shared_http_client()
+        self._client = http_client(client)
 
     def search(
         self,
@@ -127,11 +113,7 @@ class WikipediaSource:
         exclude_domains: Sequence[str] = (),
     ) -> list[Evidence]:
         """Return at most ``k`` page leads, best first (``before`` keeps them all: undated)."""
-        text = query.strip()
-        if not text:
-            raise BadInputError("the search query is empty")
-        if k < 1:
-            raise BadInputError(f"k must be at least 1, got {k}")
+        text = check_query(query, k)
         if is_excluded(self._site, exclude_domains):
             return []
         response = self._get(

@@ -8,25 +8,21 @@ Usage:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import date, timedelta
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from verity.domain import Evidence
-from verity.http import shared_http_client
-from verity.sources.base import apply_filters
 from verity.sources.websearch.common import (
-    check_query,
+    KeyedSearch,
+    Payload,
     fetch_count,
     parse_date,
-    parse_payload,
     query_with_exclusions,
     rank_score,
-    read_key,
-    request_json,
     to_evidence,
 )
 
@@ -35,9 +31,7 @@ SERVICE = "Brave Search"
 MAX_COUNT = 20  # the API's upper bound for `count`
 
 
-class _Result(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class _Result(Payload):
     title: str | None = None
     url: str | None = None
     description: str | None = None
@@ -45,20 +39,16 @@ class _Result(BaseModel):
     age: str | None = None
 
 
-class _Web(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class _Web(Payload):
     results: list[_Result] = Field(default_factory=list)
 
 
-class _Response(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class _Response(Payload):
     # Absent when Brave found no web results at all.
     web: _Web = Field(default_factory=_Web)
 
 
-class BraveSearch:
+class BraveSearch(KeyedSearch):
     """Web results from the Brave Search API, with a date cutoff sent as ``freshness``.
 
     Excluded domains go into the query as ``-site:`` operators (the API has no parameter
@@ -69,6 +59,9 @@ class BraveSearch:
         hits = source.search("who built the Eiffel Tower", k=3, exclude_domains=["x.com"])
     """
 
+    kind = "brave"
+    service = SERVICE
+
     def __init__(
         self,
         *,
@@ -76,21 +69,11 @@ class BraveSearch:
         api_key_env: str = "BRAVE_API_KEY",
         name: str = "brave",
     ) -> None:
-        self._key = read_key(SERVICE, api_key_env)
-        self.api_key_env = api_key_env
-        self.name = name
-        self._client = client if client is not None else shared_http_client()
+        super().__init__(client=client, api_key_env=api_key_env, name=name)
 
-    def search(
-        self,
-        query: str,
-        k: int = 5,
-        *,
-        before: date | None = None,
-        exclude_domains: Sequence[str] = (),
-    ) -> list[Evidence]:
-        """Return at most ``k`` results, best first, none dated on or after ``before``."""
-        text = check_query(query, k)
+    def _candidates(
+        self, text: str, k: int, *, before: date | None, exclude_domains: Sequence[str]
+    ) -> Iterable[Evidence | None]:
         params: dict[str, Any] = {
             "q": query_with_exclusions(text, exclude_domains),
             "count": fetch_count(k, before=before, exclude_domains=exclude_domains, cap=MAX_COUNT),
@@ -99,17 +82,14 @@ class BraveSearch:
             # freshness is an inclusive range, so it ends the day before the cutoff.
             last = before - timedelta(days=1)
             params["freshness"] = f"1970-01-01to{last.isoformat()}"
-        payload = request_json(
-            self._client,
-            SERVICE,
+        answer = self._fetch(
+            _Response,
             "GET",
             ENDPOINT,
-            key_env=self.api_key_env,
             params=params,
             headers={"Accept": "application/json", "X-Subscription-Token": self._key},
         )
-        results = parse_payload(_Response, payload, SERVICE).web.results
-        candidates = (
+        return (
             to_evidence(
                 source=self.name,
                 title=hit.title,
@@ -118,15 +98,5 @@ class BraveSearch:
                 score=rank_score(rank),
                 published=parse_date(hit.page_age) or parse_date(hit.age),
             )
-            for rank, hit in enumerate(results)
+            for rank, hit in enumerate(answer.web.results)
         )
-        return apply_filters(
-            (ev for ev in candidates if ev is not None),
-            k,
-            before=before,
-            exclude_domains=exclude_domains,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return this source's configuration; the key appears only as its variable's name."""
-        return {"type": "brave", "name": self.name, "api_key_env": self.api_key_env}

@@ -1,5 +1,10 @@
 """What the web-search providers share: keys, queries, dates, requests, snippets.
 
+`WebSearch` is the base of every provider: its ``search`` checks the query, asks the
+provider's ``_candidates`` hook for results and filters them. `KeyedSearch` adds the API
+key, the HTTP client and ``to_dict`` of the providers reached with a key. The live
+Wikipedia source borrows `http_client`, `check_query` and `Payload`.
+
 Usage:
 
     key = read_key("Brave Search", "BRAVE_API_KEY")       # MissingKeyError when unset
@@ -14,15 +19,17 @@ import email.utils
 import html
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import date, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import httpx
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from verity.domain import Evidence
 from verity.errors import BadInputError, MissingKeyError, SourceUnavailableError
+from verity.http import shared_http_client
+from verity.sources.base import apply_filters
 
 _Model = TypeVar("_Model", bound=BaseModel)
 
@@ -36,6 +43,11 @@ def read_key(service: str, env_var: str) -> str:
     if not value:
         raise MissingKeyError(service, env_var)
     return value
+
+
+def http_client(client: httpx.Client | None) -> httpx.Client:
+    """The caller's client when given (tests pass a mock transport), else the shared one."""
+    return client if client is not None else shared_http_client()
 
 
 def check_query(query: str, k: int) -> str:
@@ -184,9 +196,101 @@ def request_json(
         raise SourceUnavailableError(f"{service} did not answer with JSON") from exc
 
 
+class Payload(BaseModel):
+    """Base of the response models: the fields verity reads; any other field is ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
 def parse_payload(model: type[_Model], payload: Any, service: str) -> _Model:
     """Validate a provider's JSON against the part of its shape verity reads."""
     try:
         return model.model_validate(payload)
     except ValidationError as exc:
         raise SourceUnavailableError(f"{service} answered in an unexpected shape: {exc}") from exc
+
+
+class WebSearch:
+    """A web-search provider as a `verity.sources.base.Source`, around one hook.
+
+    ``search`` checks the query, takes the provider's results from ``_candidates`` (best
+    first, None for a result that cannot be evidence) and keeps the first ``k`` that pass
+    `apply_filters`, whatever the provider did with the filters. ``_candidates`` may be
+    lazy: ``search`` stops reading once it has ``k``.
+
+        class Echo(WebSearch):
+            kind = name = "echo"
+
+            def _candidates(self, text, k, *, before, exclude_domains):
+                return [to_evidence(source=self.name, title=text, url="https://echo.example",
+                                    text=text, score=1.0, published=None)]
+
+        Echo().search("eiffel", k=3)             # one Evidence, text 'eiffel'
+    """
+
+    #: The provider's key in ``PROVIDERS`` and its ``to_dict()["type"]``.
+    kind: ClassVar[str]
+    name: str
+
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        before: date | None = None,
+        exclude_domains: Sequence[str] = (),
+    ) -> list[Evidence]:
+        """Return at most ``k`` results, best first, none dated on or after ``before``."""
+        text = check_query(query, k)
+        candidates = self._candidates(text, k, before=before, exclude_domains=exclude_domains)
+        return apply_filters(
+            (ev for ev in candidates if ev is not None),
+            k,
+            before=before,
+            exclude_domains=exclude_domains,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return this source's configuration."""
+        return {"type": self.kind, "name": self.name}
+
+    def _candidates(
+        self, text: str, k: int, *, before: date | None, exclude_domains: Sequence[str]
+    ) -> Iterable[Evidence | None]:
+        """Ask the provider for the checked query ``text``; its results as evidence."""
+        raise NotImplementedError
+
+
+class KeyedSearch(WebSearch):
+    """A provider reached over HTTP with an API key, read from the environment at construction.
+
+    Subclasses set ``kind`` and ``service`` (the name in messages), keep their own
+    ``__init__`` for its defaults, and send their request with ``_fetch``.
+
+        class Acme(KeyedSearch):
+            kind, service = "acme", "Acme Search"
+
+            def _candidates(self, text, k, *, before, exclude_domains):
+                answer = self._fetch(_Response, "GET", ENDPOINT, params={"q": text})
+                return (to_evidence(...) for hit in answer.results)
+    """
+
+    #: The provider's name in error messages.
+    service: ClassVar[str]
+
+    def __init__(self, *, client: httpx.Client | None, api_key_env: str, name: str) -> None:
+        self._key = read_key(self.service, api_key_env)
+        self.api_key_env = api_key_env
+        self.name = name
+        self._client = http_client(client)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return this source's configuration; the key appears only as its variable's name."""
+        return {**super().to_dict(), "api_key_env": self.api_key_env}
+
+    def _fetch(self, model: type[_Model], method: str, url: str, **kwargs: Any) -> _Model:
+        """Send a request with `request_json` and validate its answer against ``model``."""
+        payload = request_json(
+            self._client, self.service, method, url, key_env=self.api_key_env, **kwargs
+        )
+        return parse_payload(model, payload, self.service)

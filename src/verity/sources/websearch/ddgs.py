@@ -9,15 +9,14 @@ Needs the optional extra: ``pip install 'verity[web]'``.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date
 from typing import Any
 
 from verity.domain import Evidence
 from verity.errors import ConfigError, SourceUnavailableError
-from verity.sources.base import apply_filters
 from verity.sources.websearch.common import (
-    check_query,
+    WebSearch,
     fetch_count,
     query_with_exclusions,
     rank_score,
@@ -46,7 +45,7 @@ def _ddgs_text(query: str, max_results: int) -> Sequence[Mapping[str, Any]]:
     return results
 
 
-class DdgsSearch:
+class DdgsSearch(WebSearch):
     """Web results from the ``ddgs`` metasearch package (DuckDuckGo and friends); no key.
 
     ``ddgs`` has no date cutoff and returns no dates, so a cutoff cannot remove anything
@@ -59,6 +58,8 @@ class DdgsSearch:
         hits = DdgsSearch(search_fn=fake).search("anything", k=1)
     """
 
+    kind = "ddgs"
+
     def __init__(self, *, search_fn: SearchFn | None = None, name: str = "ddgs") -> None:
         # Check now that the package is there, import it only when searching.
         if search_fn is None and importlib.util.find_spec("ddgs") is None:
@@ -66,21 +67,14 @@ class DdgsSearch:
         self._search_fn: SearchFn = search_fn if search_fn is not None else _ddgs_text
         self.name = name
 
-    def search(
-        self,
-        query: str,
-        k: int = 5,
-        *,
-        before: date | None = None,
-        exclude_domains: Sequence[str] = (),
-    ) -> list[Evidence]:
-        """Return at most ``k`` results, best first, none dated on or after ``before``."""
-        text = check_query(query, k)
+    def _candidates(
+        self, text: str, k: int, *, before: date | None, exclude_domains: Sequence[str]
+    ) -> Iterable[Evidence | None]:
         results = self._search_fn(
             query_with_exclusions(text, exclude_domains),
             fetch_count(k, before=before, exclude_domains=exclude_domains),
         )
-        candidates = (
+        return (
             to_evidence(
                 source=self.name,
                 title=hit.get("title"),
@@ -91,13 +85,3 @@ class DdgsSearch:
             )
             for rank, hit in enumerate(results)
         )
-        return apply_filters(
-            (ev for ev in candidates if ev is not None),
-            k,
-            before=before,
-            exclude_domains=exclude_domains,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return this source's configuration."""
-        return {"type": "ddgs", "name": self.name}

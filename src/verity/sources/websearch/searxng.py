@@ -9,20 +9,20 @@ Usage:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import date
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from verity.domain import Evidence
 from verity.errors import ConfigError
-from verity.http import shared_http_client
-from verity.sources.base import apply_filters
 from verity.sources.websearch.common import (
-    check_query,
+    Payload,
+    WebSearch,
+    http_client,
     parse_date,
     parse_payload,
     query_with_exclusions,
@@ -37,8 +37,8 @@ _FORBIDDEN_HINT = (
 )
 
 
-class _Result(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+class _Result(Payload):
+    model_config = ConfigDict(populate_by_name=True)
 
     title: str | None = None
     url: str | None = None
@@ -47,13 +47,11 @@ class _Result(BaseModel):
     score: float | None = None
 
 
-class _Response(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class _Response(Payload):
     results: list[_Result] = Field(default_factory=list)
 
 
-class SearxngSearch:
+class SearxngSearch(WebSearch):
     """Results from a SearXNG instance's JSON API; no key, but the instance must allow JSON.
 
     SearXNG has no date-range parameter, so the cutoff is enforced only on the answer,
@@ -66,6 +64,8 @@ class SearxngSearch:
         source = SearxngSearch()                 # reads the instance URL from SEARXNG_URL
         hits = source.search("who built the Eiffel Tower", k=3, exclude_domains=["x.com"])
     """
+
+    kind = "searxng"
 
     def __init__(
         self,
@@ -86,24 +86,16 @@ class SearxngSearch:
         self.base_url = url.rstrip("/")
         self.url_env = url_env
         self.name = name
-        self._client = client if client is not None else shared_http_client()
+        self._client = http_client(client)
 
-    def search(
-        self,
-        query: str,
-        k: int = 5,
-        *,
-        before: date | None = None,
-        exclude_domains: Sequence[str] = (),
-    ) -> list[Evidence]:
-        """Return at most ``k`` results, best first, none dated on or after ``before``."""
-        text = check_query(query, k)
+    def _candidates(
+        self, text: str, k: int, *, before: date | None, exclude_domains: Sequence[str]
+    ) -> Iterator[Evidence]:
         q = query_with_exclusions(text, exclude_domains)
         # No count parameter: when filters may drop results, a second page is the way to
-        # ask for more.
+        # ask for more. `search` stops reading once it has k results, so the second page
+        # is fetched only when the first did not give enough.
         pages = 2 if before is not None or exclude_domains else 1
-        found: list[Evidence] = []
-        kept: list[Evidence] = []
         seen: set[str] = set()
         for pageno in range(1, pages + 1):
             results = self._page(q, pageno)
@@ -118,11 +110,9 @@ class SearxngSearch:
                 )
                 if ev is not None and ev.url not in seen:
                     seen.add(ev.url or "")
-                    found.append(ev)
-            kept = apply_filters(found, k, before=before, exclude_domains=exclude_domains)
-            if len(kept) >= k or not results:
-                break
-        return kept
+                    yield ev
+            if not results:
+                return
 
     def _page(self, q: str, pageno: int) -> list[_Result]:
         payload = request_json(
@@ -139,8 +129,7 @@ class SearxngSearch:
     def to_dict(self) -> dict[str, Any]:
         """Return this source's configuration, with any password in the instance URL masked."""
         return {
-            "type": "searxng",
-            "name": self.name,
+            **super().to_dict(),
             "base_url": _without_password(self.base_url),
             "url_env": self.url_env,
         }

@@ -8,25 +8,21 @@ Usage:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import date, timedelta
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from verity.domain import Evidence
-from verity.http import shared_http_client
-from verity.sources.base import apply_filters
 from verity.sources.websearch.common import (
-    check_query,
+    KeyedSearch,
+    Payload,
     fetch_count,
     parse_date,
-    parse_payload,
     query_with_exclusions,
     rank_score,
-    read_key,
-    request_json,
     to_evidence,
 )
 
@@ -35,9 +31,7 @@ SERVICE = "Serper"
 MAX_COUNT = 100  # Google's upper bound for `num`
 
 
-class _Result(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class _Result(Payload):
     title: str | None = None
     link: str | None = None
     snippet: str | None = None
@@ -45,14 +39,12 @@ class _Result(BaseModel):
     position: int | None = None
 
 
-class _Response(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class _Response(Payload):
     # Absent when Google found nothing; answer boxes and the like are ignored.
     organic: list[_Result] = Field(default_factory=list)
 
 
-class SerperSearch:
+class SerperSearch(KeyedSearch):
     """Google's organic results through the Serper API, with a date cutoff sent as ``tbs``.
 
     Excluded domains go into the query as ``-site:`` operators (the API has no parameter
@@ -63,6 +55,9 @@ class SerperSearch:
         hits = source.search("who built the Eiffel Tower", k=3, exclude_domains=["x.com"])
     """
 
+    kind = "serper"
+    service = SERVICE
+
     def __init__(
         self,
         *,
@@ -70,21 +65,11 @@ class SerperSearch:
         api_key_env: str = "SERPER_API_KEY",
         name: str = "serper",
     ) -> None:
-        self._key = read_key(SERVICE, api_key_env)
-        self.api_key_env = api_key_env
-        self.name = name
-        self._client = client if client is not None else shared_http_client()
+        super().__init__(client=client, api_key_env=api_key_env, name=name)
 
-    def search(
-        self,
-        query: str,
-        k: int = 5,
-        *,
-        before: date | None = None,
-        exclude_domains: Sequence[str] = (),
-    ) -> list[Evidence]:
-        """Return at most ``k`` results, best first, none dated on or after ``before``."""
-        text = check_query(query, k)
+    def _candidates(
+        self, text: str, k: int, *, before: date | None, exclude_domains: Sequence[str]
+    ) -> Iterable[Evidence | None]:
         body: dict[str, Any] = {
             "q": query_with_exclusions(text, exclude_domains),
             "num": fetch_count(k, before=before, exclude_domains=exclude_domains, cap=MAX_COUNT),
@@ -93,17 +78,10 @@ class SerperSearch:
             # Google's custom date range is inclusive: it ends the day before the cutoff.
             last = before - timedelta(days=1)
             body["tbs"] = f"cdr:1,cd_max:{last:%m/%d/%Y}"
-        payload = request_json(
-            self._client,
-            SERVICE,
-            "POST",
-            ENDPOINT,
-            key_env=self.api_key_env,
-            json=body,
-            headers={"X-API-KEY": self._key},
+        answer = self._fetch(
+            _Response, "POST", ENDPOINT, json=body, headers={"X-API-KEY": self._key}
         )
-        results = parse_payload(_Response, payload, SERVICE).organic
-        candidates = (
+        return (
             to_evidence(
                 source=self.name,
                 title=hit.title,
@@ -112,15 +90,5 @@ class SerperSearch:
                 score=rank_score(hit.position - 1 if hit.position else rank),
                 published=parse_date(hit.date),
             )
-            for rank, hit in enumerate(results)
+            for rank, hit in enumerate(answer.organic)
         )
-        return apply_filters(
-            (ev for ev in candidates if ev is not None),
-            k,
-            before=before,
-            exclude_domains=exclude_domains,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return this source's configuration; the key appears only as its variable's name."""
-        return {"type": "serper", "name": self.name, "api_key_env": self.api_key_env}

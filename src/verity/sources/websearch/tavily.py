@@ -8,24 +8,20 @@ Usage:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import date, timedelta
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from verity.domain import Evidence
-from verity.http import shared_http_client
-from verity.sources.base import apply_filters
 from verity.sources.websearch.common import (
-    check_query,
+    KeyedSearch,
+    Payload,
     fetch_count,
     parse_date,
-    parse_payload,
     rank_score,
-    read_key,
-    request_json,
     to_evidence,
 )
 
@@ -34,9 +30,7 @@ SERVICE = "Tavily"
 MAX_COUNT = 20  # the API's upper bound for `max_results`
 
 
-class _Result(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class _Result(Payload):
     title: str | None = None
     url: str | None = None
     content: str | None = None
@@ -44,13 +38,11 @@ class _Result(BaseModel):
     published_date: str | None = None
 
 
-class _Response(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class _Response(Payload):
     results: list[_Result] = Field(default_factory=list)
 
 
-class TavilySearch:
+class TavilySearch(KeyedSearch):
     """Results from the Tavily search API, which takes both the cutoff and the exclusions.
 
     The cutoff is sent as ``end_date`` (the day before ``before``) and excluded domains as
@@ -61,6 +53,9 @@ class TavilySearch:
         hits = source.search("who built the Eiffel Tower", k=3, exclude_domains=["x.com"])
     """
 
+    kind = "tavily"
+    service = SERVICE
+
     def __init__(
         self,
         *,
@@ -69,22 +64,12 @@ class TavilySearch:
         search_depth: str = "basic",
         name: str = "tavily",
     ) -> None:
-        self._key = read_key(SERVICE, api_key_env)
-        self.api_key_env = api_key_env
+        super().__init__(client=client, api_key_env=api_key_env, name=name)
         self.search_depth = search_depth
-        self.name = name
-        self._client = client if client is not None else shared_http_client()
 
-    def search(
-        self,
-        query: str,
-        k: int = 5,
-        *,
-        before: date | None = None,
-        exclude_domains: Sequence[str] = (),
-    ) -> list[Evidence]:
-        """Return at most ``k`` results, best first, none dated on or after ``before``."""
-        text = check_query(query, k)
+    def _candidates(
+        self, text: str, k: int, *, before: date | None, exclude_domains: Sequence[str]
+    ) -> Iterable[Evidence | None]:
         body: dict[str, Any] = {
             "query": text,
             "max_results": fetch_count(
@@ -98,17 +83,10 @@ class TavilySearch:
             # Sent as the last allowed day, which is right whether Tavily's bound is
             # inclusive or not; apply_filters drops anything dated later anyway.
             body["end_date"] = (before - timedelta(days=1)).isoformat()
-        payload = request_json(
-            self._client,
-            SERVICE,
-            "POST",
-            ENDPOINT,
-            key_env=self.api_key_env,
-            json=body,
-            headers={"Authorization": f"Bearer {self._key}"},
+        answer = self._fetch(
+            _Response, "POST", ENDPOINT, json=body, headers={"Authorization": f"Bearer {self._key}"}
         )
-        results = parse_payload(_Response, payload, SERVICE).results
-        candidates = (
+        return (
             to_evidence(
                 source=self.name,
                 title=hit.title,
@@ -117,20 +95,9 @@ class TavilySearch:
                 score=hit.score if hit.score is not None else rank_score(rank),
                 published=parse_date(hit.published_date),
             )
-            for rank, hit in enumerate(results)
-        )
-        return apply_filters(
-            (ev for ev in candidates if ev is not None),
-            k,
-            before=before,
-            exclude_domains=exclude_domains,
+            for rank, hit in enumerate(answer.results)
         )
 
     def to_dict(self) -> dict[str, Any]:
         """Return this source's configuration; the key appears only as its variable's name."""
-        return {
-            "type": "tavily",
-            "name": self.name,
-            "api_key_env": self.api_key_env,
-            "search_depth": self.search_depth,
-        }
+        return {**super().to_dict(), "search_depth": self.search_depth}
