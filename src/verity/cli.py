@@ -19,6 +19,7 @@ import typer
 from rich.console import Console
 
 from verity import render
+from verity.bench.command import bench as bench_command
 from verity.errors import BadInputError, VerityError
 
 app = typer.Typer(
@@ -29,6 +30,7 @@ app = typer.Typer(
 )
 index_app = typer.Typer(no_args_is_help=True, help="Build indexes of your own documents.")
 app.add_typer(index_app, name="index")
+app.command("bench")(bench_command)
 
 out = Console()
 err = Console(stderr=True, soft_wrap=True)  # messages name paths: never break them

@@ -19,6 +19,7 @@ over a few steps.
 from __future__ import annotations
 
 import string
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -31,6 +32,7 @@ from verity.llm.calllog import CallLog
 from verity.llm.client import Completion, ModelClient
 
 T = TypeVar("T", bound=BaseModel)
+Shot = tuple[Mapping[str, Any], BaseModel]
 
 
 @dataclass(frozen=True)
@@ -47,15 +49,24 @@ class Step(Generic[T]):
         """The input fields the template names."""
         return tuple(field for _, field, _, _ in string.Formatter().parse(self.template) if field)
 
-    def messages(self, **inputs: Any) -> list[Message]:
-        """The chat messages for these inputs; every declared input must be given."""
+    def messages(self, *, shots: Sequence[Shot] = (), **inputs: Any) -> list[Message]:
+        """The chat messages for these inputs; every declared input must be given.
+
+        ``shots`` are demonstrations, each an input mapping and the answer to it, sent as
+        earlier user and assistant turns (in-context learning).
+        """
+        convo = [Message(role="system", content=self.instruction)]
+        for shot_inputs, answer in shots:
+            convo.append(Message(role="user", content=self._render(shot_inputs)))
+            convo.append(Message(role="assistant", content=answer.model_dump_json()))
+        convo.append(Message(role="user", content=self._render(inputs)))
+        return convo
+
+    def _render(self, inputs: Mapping[str, Any]) -> str:
         missing = [name for name in self.inputs if name not in inputs]
         if missing:
             raise BadInputError(f"step {self.name!r} is missing inputs: {', '.join(missing)}")
-        return [
-            Message(role="system", content=self.instruction),
-            Message(role="user", content=self.template.format(**inputs)),
-        ]
+        return self.template.format(**inputs)
 
     def run(
         self,
@@ -63,12 +74,13 @@ class Step(Generic[T]):
         *,
         log: CallLog | None = None,
         params: GenParams | None = None,
+        shots: Sequence[Shot] = (),
         **inputs: Any,
     ) -> T:
         """Ask the model and return its validated answer."""
         return _parsed(
             model.chat(
-                self.messages(**inputs),
+                self.messages(shots=shots, **inputs),
                 step=self.name,
                 schema=self.output,
                 params=params,
@@ -82,12 +94,13 @@ class Step(Generic[T]):
         *,
         log: CallLog | None = None,
         params: GenParams | None = None,
+        shots: Sequence[Shot] = (),
         **inputs: Any,
     ) -> T:
         """Async twin of `run`."""
         return _parsed(
             await model.achat(
-                self.messages(**inputs),
+                self.messages(shots=shots, **inputs),
                 step=self.name,
                 schema=self.output,
                 params=params,

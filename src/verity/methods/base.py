@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from verity.domain import Article, Claim, Verdict
+from verity.domain import Article, Claim, Evidence, Verdict
 from verity.errors import ConfigError, UnknownNameError
 from verity.llm.spec import ModelSet
 from verity.sources.base import Source
@@ -39,11 +39,20 @@ class Method(Protocol):
     name: ClassVar[str]
     accepts: ClassVar[tuple[type[Claim] | type[Article], ...]]
 
-    def verify(self, subject: Claim | Article) -> Verdict:
-        """Return the verdict with its evidence, usage and trace."""
+    def verify(
+        self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
+    ) -> Verdict:
+        """Return the verdict with its evidence, usage and trace.
+
+        ``evidence``, when given, is the evidence to use instead of the method's sources:
+        a benchmark's gold evidence, or passages a user supplies. A method that judges
+        from the model's knowledge alone ignores it.
+        """
         ...
 
-    async def averify(self, subject: Claim | Article) -> Verdict:
+    async def averify(
+        self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
+    ) -> Verdict:
         """Async twin of `verify`."""
         ...
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from verity.domain import Article, Claim, Label, Verdict
+from verity.domain import Article, Claim, Evidence, Label, Verdict
 from verity.llm.calllog import CallLog
 from verity.llm.spec import ModelSet
 from verity.llm.step import Step
@@ -58,14 +58,18 @@ class DirectMethod:
         """Configuration for run manifests."""
         return {"method": self.name, **self.config.model_dump(), "models": self.models.to_dict()}
 
-    def verify(self, subject: Claim | Article) -> Verdict:
-        """Judge the claim in one call."""
+    def verify(
+        self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
+    ) -> Verdict:
+        """Judge the claim in one call; given evidence is ignored (closed book)."""
         claim = require_claim(subject, self.name)
         log = CallLog()
         judgement = JUDGE.run(self.model, log=log, claim=claim.text, context=claim_context(claim))
         return self._verdict(claim, judgement, log)
 
-    async def averify(self, subject: Claim | Article) -> Verdict:
+    async def averify(
+        self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
+    ) -> Verdict:
         """Async twin of `verify`."""
         claim = require_claim(subject, self.name)
         log = CallLog()

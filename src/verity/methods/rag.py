@@ -73,21 +73,31 @@ class RagMethod:
             "sources": [s.to_dict() for s in self.sources],
         }
 
-    def verify(self, subject: Claim | Article) -> Verdict:
-        """Retrieve, then judge."""
+    def verify(
+        self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
+    ) -> Verdict:
+        """Retrieve (unless evidence is given), then judge."""
         claim = require_claim(subject, self.name)
         log = CallLog()
-        evidence = self._retrieve(claim, log)
+        evidence = self._given(evidence) if evidence is not None else self._retrieve(claim, log)
         judgement = JUDGE.run(self.model, log=log, **self._inputs(claim, evidence))
         return self._verdict(claim, evidence, judgement, log)
 
-    async def averify(self, subject: Claim | Article) -> Verdict:
+    async def averify(
+        self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
+    ) -> Verdict:
         """Async twin of `verify`; sources run in a worker thread."""
         claim = require_claim(subject, self.name)
         log = CallLog()
-        evidence = await asyncio.to_thread(self._retrieve, claim, log)
+        if evidence is not None:
+            evidence = self._given(evidence)
+        else:
+            evidence = await asyncio.to_thread(self._retrieve, claim, log)
         judgement = await JUDGE.arun(self.model, log=log, **self._inputs(claim, evidence))
         return self._verdict(claim, evidence, judgement, log)
+
+    def _given(self, evidence: Sequence[Evidence]) -> list[Evidence]:
+        return list(evidence)[: self.config.max_passages]
 
     def _retrieve(self, claim: Claim, log: CallLog) -> list[Evidence]:
         found = retrieve(self.sources, claim.text, self.config.k, before=claim.date, log=log)
@@ -102,10 +112,14 @@ class RagMethod:
         }
 
     def _verdict(
-        self, claim: Claim, evidence: list[Evidence], judgement: CitedJudgement, log: CallLog
+        self,
+        claim: Claim,
+        evidence: Sequence[Evidence],
+        judgement: CitedJudgement,
+        log: CallLog,
     ) -> Verdict:
         valid = [n for n in dict.fromkeys(judgement.cited) if 1 <= n <= len(evidence)]
-        cited = [evidence[n - 1] for n in valid] if valid else evidence
+        cited = [evidence[n - 1] for n in valid] if valid else list(evidence)
         return Verdict(
             label=Label(judgement.label),
             confidence=judgement.confidence,

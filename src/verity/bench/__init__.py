@@ -1,0 +1,1 @@
+"""The benchmark harness: datasets with the papers' label mappings, runs, metrics, reports."""

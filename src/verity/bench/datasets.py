@@ -1,0 +1,109 @@
+"""Benchmark datasets by name, read from the shared data folder with the papers' label maps.
+
+    from verity.bench.datasets import dataset_names, load_dataset
+
+    dataset_names()                       # ['hover', 'feverous-s', 'fever', ...]
+    split = load_dataset("hover", hops=2)  # 1,126 claims
+    split.description, split.checksum
+
+The folder is, in this order: the ``data_dir`` argument, the environment variable
+``VERITY_DATA_DIR``, or ``../shared/datasets`` relative to the current directory. Each
+dataset's files, split, label map and protocol are described in ``docs/datasets.md``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from verity.bench.base import DatasetSplit
+from verity.bench.loaders.averitec import load_averitec
+from verity.bench.loaders.check_covid import load_check_covid
+from verity.bench.loaders.common import DATA_DIR_HINT
+from verity.bench.loaders.liar import load_liar, load_liar_new, load_liar_plus
+from verity.bench.loaders.news import load_gossipcop, load_politifact, load_politifact_pp
+from verity.bench.loaders.summeval import load_summeval
+from verity.bench.loaders.wikipedia import (
+    load_climate_fever,
+    load_fever,
+    load_fever_3way,
+    load_fever_symmetric,
+    load_feverous_s,
+    load_hover,
+)
+from verity.errors import BadInputError, DatasetError, UnknownNameError
+
+DATA_DIR_ENV = "VERITY_DATA_DIR"
+DEFAULT_DATA_DIR = Path("..", "shared", "datasets")
+
+Loader = Callable[[Path], DatasetSplit]
+
+# The one registry of dataset names, in the order the documentation lists them.
+_LOADERS: dict[str, Loader] = {
+    "hover": load_hover,
+    "feverous-s": load_feverous_s,
+    "fever": load_fever,
+    "fever-3way": load_fever_3way,
+    "fever-symmetric": load_fever_symmetric,
+    "liar": load_liar,
+    "liar-plus": load_liar_plus,
+    "liar-new": load_liar_new,
+    "politifact": load_politifact,
+    "politifact-pp": load_politifact_pp,
+    "gossipcop": load_gossipcop,
+    "check-covid": load_check_covid,
+    "averitec": load_averitec,
+    "climate-fever": load_climate_fever,
+    "summeval": load_summeval,
+}
+
+
+def dataset_names() -> list[str]:
+    """Every dataset name `load_dataset` knows, in documentation order."""
+    return list(_LOADERS)
+
+
+def data_dir(explicit: Path | None = None) -> Path:
+    """The folder holding the datasets; `DatasetError` naming the full path if it is missing.
+
+    data_dir()                      # $VERITY_DATA_DIR, else ../shared/datasets
+    data_dir(Path("/data/bench"))
+    """
+    if explicit is not None:
+        chosen, origin = Path(explicit), "the data_dir argument"
+    elif os.environ.get(DATA_DIR_ENV):
+        chosen, origin = Path(os.environ[DATA_DIR_ENV]), f"${DATA_DIR_ENV}"
+    else:
+        chosen, origin = DEFAULT_DATA_DIR, "the default, relative to the current directory"
+    folder = (Path.cwd() / chosen.expanduser()).resolve()
+    if not folder.is_dir():
+        raise DatasetError(f"dataset folder not found: {folder} (from {origin}); {DATA_DIR_HINT}")
+    return folder
+
+
+def load_dataset(
+    name: str, *, data_dir: Path | None = None, hops: int | None = None
+) -> DatasetSplit:
+    """Load a dataset by name: its examples, label space, label map and checksum.
+
+    ``hops`` (2, 3 or 4) keeps only HoVer claims of that many hops; other datasets take
+    no ``hops``. Nothing is fetched over the network.
+
+        split = load_dataset("liar")
+        split.label_map["half-true"]  # 'CONFLICTING'
+    """
+    try:
+        loader = _LOADERS[name]
+    except KeyError:
+        raise UnknownNameError("dataset", name, dataset_names()) from None
+    root = _data_dir(data_dir)
+    if hops is None:
+        return loader(root)
+    if name != "hover":
+        raise BadInputError(f"hops applies only to hover, not to {name}")
+    return load_hover(root, hops=hops)
+
+
+# `load_dataset`'s keyword shadows the function inside it.
+_data_dir = data_dir

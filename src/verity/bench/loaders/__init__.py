@@ -1,0 +1,1 @@
+"""One module per family of benchmark datasets; `verity.bench.datasets` names them all."""

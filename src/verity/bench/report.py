@@ -1,0 +1,390 @@
+"""The report of a benchmark run: ``report.json``, ``report.md`` and PNG plots.
+
+    result = MethodResult(name="local", metrics=metrics, usage_per_claim=usage_per_claim(usages),
+                          extra={"iterations": 1.4})
+    write_report(Path("runs/fever"), dataset="fever", setting="gold", results={"local": result},
+                 manifest=manifest, paper_figures={"local": {"macro_f1": 0.71}})
+
+Everything is rendered in memory first, then each file is written to a temporary file in
+the output folder and renamed over its final name: a crash leaves either the previous
+file or the new one, never half of one. ``report.json`` is written last, so when it is
+new, every plot and ``report.md`` are too.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from verity.bench.metrics import OTHER, Metrics
+from verity.errors import BadInputError
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+REPORT_JSON = "report.json"
+REPORT_MD = "report.md"
+METRICS_PNG = "metrics.png"
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_BARS = (
+    ("accuracy", "accuracy"),
+    ("macro_f1", "macro-F1, 95% CI"),
+    ("balanced_accuracy", "balanced acc."),
+)
+
+
+@dataclass(frozen=True)
+class MethodResult:
+    """One method's scores and cost on a run.
+
+    ``usage_per_claim`` is `verity.bench.metrics.usage_per_claim` of its examples;
+    ``extra`` holds means of numbers only this method has (LoCal's iterations per claim).
+
+        MethodResult(name="direct", metrics=metrics, usage_per_claim={"llm_calls": 1.0})
+    """
+
+    name: str
+    metrics: Metrics
+    usage_per_claim: Mapping[str, float]
+    extra: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # report.json is strict JSON: NaN and infinity have no place in it.
+        for part, values in (("usage_per_claim", self.usage_per_claim), ("extra", self.extra)):
+            for key, value in values.items():
+                if not math.isfinite(value):
+                    raise BadInputError(f"{self.name}: {part}[{key!r}] is {value}, not a number")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready values, as stored under ``methods.NAME`` in ``report.json``."""
+        return {
+            "metrics": self.metrics.to_dict(),
+            "usage_per_claim": dict(self.usage_per_claim),
+            "extra": dict(self.extra),
+        }
+
+    @classmethod
+    def from_dict(cls, name: str, data: Mapping[str, Any]) -> MethodResult:
+        """Rebuild a result from `to_dict` output."""
+        return cls(
+            name=name,
+            metrics=Metrics.from_dict(data["metrics"]),
+            usage_per_claim={k: float(v) for k, v in data["usage_per_claim"].items()},
+            extra={k: float(v) for k, v in data.get("extra", {}).items()},
+        )
+
+
+def write_report(
+    out_dir: Path,
+    *,
+    dataset: str,
+    setting: str,
+    results: Mapping[str, MethodResult],
+    manifest: Mapping[str, Any],
+    paper_figures: Mapping[str, Mapping[str, float]] | None = None,
+) -> None:
+    """Write ``report.json``, ``report.md``, ``metrics.png`` and ``confusion_<method>.png``.
+
+    ``results`` maps each method's name to its result, in the order the report lists
+    them. ``paper_figures[method]["macro_f1"]``, where given, is the figure the method's
+    paper reports for this protocol, on the same 0-1 scale as ours; it appears beside
+    ours in ``report.md``. The Markdown header reads ``seed`` and ``code_version`` from
+    ``manifest`` ("-" where absent); the whole manifest is stored in ``report.json``.
+
+    Raises `BadInputError` when there is no result, a key differs from its result's
+    name, two names share a plot file name, or a paper figure is outside [0, 1].
+
+        write_report(Path("out"), dataset="hover-2", setting="open",
+                     results={"direct": result}, manifest={"seed": 0})
+    """
+    if not results:
+        raise BadInputError("a report needs at least one method's result")
+    for key, result in results.items():
+        if key != result.name:
+            raise BadInputError(f"result for {key!r} is named {result.name!r}")
+    papers = _paper_macro_f1(paper_figures or {})
+    plot_names = {name: f"confusion_{_safe(name)}.png" for name in results}
+    if len(set(plot_names.values())) != len(plot_names):
+        raise BadInputError(f"method names collide as file names: {sorted(plot_names)}")
+
+    payload = {
+        "methods": {name: result.to_dict() for name, result in results.items()},
+        "dataset": dataset,
+        "setting": setting,
+        "manifest": dict(manifest),
+    }
+    files: dict[str, bytes] = {
+        plot_names[name]: _png(_confusion_figure(result)) for name, result in results.items()
+    }
+    files[METRICS_PNG] = _png(_metrics_figure(f"{dataset}, {setting}", results, papers))
+    files[REPORT_MD] = _markdown(
+        dataset=dataset,
+        setting=setting,
+        results=results,
+        manifest=manifest,
+        papers=papers,
+        plot_names=plot_names,
+    ).encode("utf-8")
+    # Last, so that a new report.json means every other file is new as well.
+    files[REPORT_JSON] = (
+        json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False, default=_json_default)
+        + "\n"
+    ).encode("utf-8")
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        _write_atomic(out_dir / name, data)
+
+
+def _paper_macro_f1(paper_figures: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    papers: dict[str, float] = {}
+    for method, figures in paper_figures.items():
+        value = figures.get("macro_f1")
+        if value is None:
+            continue
+        if not 0.0 <= value <= 1.0:
+            raise BadInputError(
+                f"paper macro-F1 of {method!r} is {value}; give it on the 0-1 scale"
+            )
+        papers[method] = float(value)
+    return papers
+
+
+def _safe(name: str) -> str:
+    return _UNSAFE.sub("_", name).strip("_") or "method"
+
+
+def _json_default(value: Any) -> Any:
+    # Manifests may carry paths, dates and enums; anything else is a caller's mistake.
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, date):  # datetime included
+        return value.isoformat()
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable in a report manifest")
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        # os.open with mode 0o666 lets the umask decide the permissions, as open() does.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+# Markdown
+
+
+def _markdown(
+    *,
+    dataset: str,
+    setting: str,
+    results: Mapping[str, MethodResult],
+    manifest: Mapping[str, Any],
+    papers: Mapping[str, float],
+    plot_names: Mapping[str, str],
+) -> str:
+    sizes = sorted({result.metrics.n for result in results.values()})
+    lines = [
+        f"# Benchmark report: {_cell(dataset)}, {_cell(setting)}",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| dataset | {_cell(dataset)} |",
+        f"| setting | {_cell(setting)} |",
+        f"| examples | {', '.join(str(n) for n in sizes)} |",
+        f"| sample seed | {_cell(_text(manifest.get('seed')))} |",
+        f"| code version | {_cell(_text(manifest.get('code_version')))} |",
+        "",
+        "Scores in percent; macro-F1 with its bootstrap 95% interval. Cost is the mean per claim.",
+        "",
+        "| method | n | accuracy | macro-F1 [95% CI] | paper macro-F1 | balanced accuracy "
+        "| errors | LLM calls | prompt tokens | completion tokens | seconds |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for name, result in results.items():
+        m, usage = result.metrics, result.usage_per_claim
+        paper = papers.get(name)
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    _cell(name),
+                    str(m.n),
+                    _pct(m.accuracy),
+                    _f1_with_ci(m),
+                    _pct(paper) if paper is not None else "-",
+                    _pct(m.balanced_accuracy),
+                    str(m.errors),
+                    _number(usage.get("llm_calls"), ".2f"),
+                    _number(usage.get("prompt_tokens"), ",.0f"),
+                    _number(usage.get("completion_tokens"), ",.0f"),
+                    _number(usage.get("seconds"), ".2f"),
+                ]
+            )
+            + " |"
+        )
+    lines += ["", f"![metrics]({METRICS_PNG})", ""]
+    for name, result in results.items():
+        lines += _method_section(name, result, plot_names[name])
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _method_section(name: str, result: MethodResult, plot_name: str) -> list[str]:
+    m = result.metrics
+    lines = [f"## {_cell(name)}", ""]
+    if result.extra:
+        lines += [f"- {_cell(key)} per claim: {value:.2f}" for key, value in result.extra.items()]
+        lines.append("")
+    lines += ["| class | precision | recall | F1 | support |", "|---|--:|--:|--:|--:|"]
+    for label in m.labels:
+        c = m.per_class[label]
+        lines.append(
+            f"| {label.value} | {_pct(c.precision)} | {_pct(c.recall)} | {_pct(c.f1)} "
+            f"| {c.support} |"
+        )
+    columns = [*(label.value for label in m.labels), OTHER]
+    lines += [
+        "",
+        "Confusion matrix (rows: gold, columns: predicted; "
+        f"{OTHER}: failed or outside the label space):",
+        "",
+        "| gold \\ predicted | " + " | ".join(columns) + " |",
+        "|---|" + "--:|" * len(columns),
+    ]
+    for label, row in zip(m.labels, m.confusion, strict=True):
+        lines.append(f"| {label.value} | " + " | ".join(str(cell) for cell in row) + " |")
+    lines += ["", f"![confusion matrix of {_cell(name)}]({plot_name})", ""]
+    return lines
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _text(value: Any) -> str:
+    return "-" if value is None or value == "" else str(value)
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+def _f1_with_ci(m: Metrics) -> str:
+    if m.macro_f1_ci is None:
+        return _pct(m.macro_f1)
+    low, high = m.macro_f1_ci
+    return f"{_pct(m.macro_f1)} [{_pct(low)}, {_pct(high)}]"
+
+
+def _number(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+# Plots: matplotlib's object API with the Agg canvas, so no pyplot state or GUI backend
+# is touched and figures are freed with their objects.
+
+
+def _png(figure: Figure) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(figure)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
+    return buffer.getvalue()
+
+
+def _confusion_figure(result: MethodResult) -> Figure:
+    from matplotlib.figure import Figure
+
+    m = result.metrics
+    columns = [*(label.value for label in m.labels), OTHER]
+    rows = [label.value for label in m.labels]
+    figure = Figure(
+        figsize=(max(4.5, 1.1 * len(columns) + 2.5), max(3.5, 0.9 * len(rows) + 2.2)),
+        layout="constrained",
+    )
+    ax = figure.add_subplot()
+    image = ax.imshow(m.confusion, cmap="Blues", vmin=0, vmax=max(1, *map(max, m.confusion)))
+    figure.colorbar(image, ax=ax, shrink=0.8)
+    threshold = max(1, *map(max, m.confusion)) / 2
+    for i, row in enumerate(m.confusion):
+        for j, count in enumerate(row):
+            ax.text(
+                j,
+                i,
+                str(count),
+                ha="center",
+                va="center",
+                color="white" if count > threshold else "black",
+            )
+    ax.set_xticks(range(len(columns)), columns, rotation=30, ha="right")
+    ax.set_yticks(range(len(rows)), rows)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("gold")
+    ax.set_title(f"{result.name} (n={m.n}, errors={m.errors})")
+    return figure
+
+
+def _metrics_figure(
+    title: str, results: Mapping[str, MethodResult], papers: Mapping[str, float]
+) -> Figure:
+    from matplotlib.figure import Figure
+
+    names = list(results)
+    width = 0.8 / len(_BARS)
+    figure = Figure(figsize=(max(5.0, 1.6 * len(names) + 2.5), 4.5), layout="constrained")
+    ax = figure.add_subplot()
+    for b, (key, legend) in enumerate(_BARS):
+        xs = [i + (b - (len(_BARS) - 1) / 2) * width for i in range(len(names))]
+        values = [float(getattr(results[name].metrics, key)) for name in names]
+        ax.bar(xs, values, width, label=legend)
+        if key == "macro_f1":
+            for x, name, value in zip(xs, names, values, strict=True):
+                ci = results[name].metrics.macro_f1_ci
+                if ci is not None:
+                    below, above = max(0.0, value - ci[0]), max(0.0, ci[1] - value)
+                    ax.errorbar(
+                        x, value, yerr=[[below], [above]], fmt="none", ecolor="black", capsize=4
+                    )
+            marked = [
+                (x, papers[name]) for x, name in zip(xs, names, strict=True) if name in papers
+            ]
+            if marked:
+                ax.scatter(
+                    [x for x, _ in marked],
+                    [v for _, v in marked],
+                    marker="D",
+                    color="black",
+                    zorder=3,
+                    label="paper macro-F1",
+                )
+    ax.set_xticks(range(len(names)), names)
+    ax.set_ylim(0.0, 1.05)
+    ax.set_ylabel("score")
+    ax.set_title(title)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.grid(axis="y", alpha=0.3)
+    return figure

@@ -1,0 +1,279 @@
+"""One benchmark run: the same sample for every method, stored as it goes, then a report.
+
+    config = BenchConfig(dataset="feverous-s", methods=("direct", "local"), setting="gold",
+                         sample=100, seed=0, out=Path("results/feverous"))
+    results = run_bench(config)             # a rerun of the same config resumes
+
+Settings: ``gold`` gives each method the dataset's gold evidence and no source; ``open``
+gives it the configured sources (plus the dataset's own corpus where it ships one);
+``closed`` gives it neither. The sample leaves out every example a method was shown as
+a demonstration, and is the same for every method.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import subprocess
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, Literal
+
+from verity.bench.base import DatasetSplit, Example
+from verity.bench.metrics import compute_metrics, usage_per_claim
+from verity.bench.report import MethodResult, write_report
+from verity.bench.store import ResultRow, ResultStore
+from verity.domain import Label, Usage, Verdict
+from verity.errors import BadInputError
+from verity.llm.spec import ModelSettings
+from verity.methods.base import Method, method_class
+from verity.sources.base import Source
+
+Setting = Literal["gold", "open", "closed"]
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """Everything that defines a run; the same config is the same run (and resumes)."""
+
+    dataset: str
+    methods: tuple[str, ...]
+    out: Path
+    setting: Setting = "open"
+    sample: int | None = 100
+    seed: int = 0
+    hops: int | None = None
+    model: ModelSettings = field(default_factory=ModelSettings)
+    roles: Mapping[str, ModelSettings] = field(default_factory=dict)
+    sources: tuple[str, ...] = ("offline-wiki",)
+    method_settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    concurrency: int = 1
+    data_dir: Path | None = None
+    retry_errors: bool = False
+
+
+Progress = Callable[[str, int, int, float | None], None]
+
+
+def excluded_ids(methods: Sequence[str]) -> set[tuple[str, str]]:
+    """(dataset, id) of every example a method uses as a demonstration."""
+    out: set[tuple[str, str]] = set()
+    for name in methods:
+        ids = getattr(method_class(name), "demonstration_ids", None)
+        if callable(ids):
+            out |= set(ids())
+    return out
+
+
+def select_sample(
+    split: DatasetSplit, n: int | None, seed: int, exclude: set[tuple[str, str]]
+) -> list[Example]:
+    """A seeded sample without the excluded examples, in a stable order."""
+    pool = [ex for ex in split.examples if (split.name, ex.id) not in exclude]
+    if n is None or n >= len(pool):
+        return pool
+    return random.Random(seed).sample(pool, n)
+
+
+def code_version() -> str:
+    """The package version, with the git commit when run from a checkout."""
+    try:
+        base = version("verity")
+    except PackageNotFoundError:  # pragma: no cover - always installed in practice
+        base = "0"
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+            cwd=Path(__file__).parent, timeout=5, check=True,
+        ).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return base
+    return f"{base}+{sha}" if sha else base
+
+
+def run_id_of(config: BenchConfig, sample_ids: Sequence[str], checksum: str) -> str:
+    """A stable id for everything that decides the results of a run."""
+    key = {
+        "dataset": config.dataset,
+        "hops": config.hops,
+        "setting": config.setting,
+        "seed": config.seed,
+        "sample": list(sample_ids),
+        "checksum": checksum,
+        "model": config.model.model_dump(),
+        "roles": {k: v.model_dump() for k, v in sorted(config.roles.items())},
+        "sources": list(config.sources),
+        "method_settings": {k: dict(v) for k, v in sorted(config.method_settings.items())},
+    }
+    blob = json.dumps(key, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _row(example: Example, split: DatasetSplit, verdict: Verdict) -> ResultRow:
+    pred = split.map_prediction(verdict.label)
+    trace = verdict.trace.model_dump(mode="json")
+    extra = {k: trace[k] for k in ("iterations_used",) if k in trace}
+    return ResultRow(
+        example_id=example.id, gold=example.label.value, pred=pred.value,
+        confidence=verdict.confidence, error=None, error_type=None,
+        usage=verdict.usage.model_dump(), extra=extra, verdict=verdict.to_json_dict(),
+    )  # fmt: skip
+
+
+def _failed(example: Example, exc: Exception) -> ResultRow:
+    return ResultRow(
+        example_id=example.id, gold=example.label.value, pred=None, confidence=None,
+        error=str(exc) or type(exc).__name__, error_type=type(exc).__name__,
+        usage={}, extra={}, verdict=None,
+    )  # fmt: skip
+
+
+class BenchRun:
+    """A prepared run: dataset loaded, sample drawn, methods built, store open."""
+
+    def __init__(
+        self,
+        config: BenchConfig,
+        split: DatasetSplit,
+        methods: Mapping[str, Method],
+        sample: Sequence[Example],
+        manifest: dict[str, Any],
+    ) -> None:
+        self.config, self.split, self.methods = config, split, methods
+        self.sample = list(sample)
+        self.manifest = manifest
+        self.run_id = str(manifest["run_id"])
+        self.store = ResultStore(config.out / "results.sqlite")
+        self.store.save_run(self.run_id, manifest)
+        (config.out / "manifest.json").write_text(
+            json.dumps(manifest, indent=2, default=str), encoding="utf-8"
+        )
+
+    def run(self, progress: Progress | None = None) -> dict[str, MethodResult]:
+        """Run every method on every example not yet stored, then write the report."""
+        for name, method in self.methods.items():
+            if self.config.retry_errors:
+                self.store.forget_errors(self.run_id, name)
+            self._run_method(name, method, progress)
+        return self.report()
+
+    def _run_method(self, name: str, method: Method, progress: Progress | None) -> None:
+        done = self.store.done(self.run_id, name)
+        todo = [ex for ex in self.sample if ex.id not in done]
+        total = len(self.sample)
+        lock = threading.Lock()
+        counts = {"finished": len(done), "right": self._right(name)}
+
+        def one(example: Example) -> None:
+            evidence = example.gold if self.config.setting == "gold" else None
+            try:
+                verdict = method.verify(example.subject, evidence=evidence)
+                row = _row(example, self.split, verdict)
+            except Exception as exc:  # noqa: BLE001 - one failed example is a counted error
+                row = _failed(example, exc)
+            self.store.put(self.run_id, name, row)
+            with lock:
+                counts["finished"] += 1
+                counts["right"] += int(row.pred == row.gold)
+                if progress:
+                    progress(name, counts["finished"], total, counts["right"] / counts["finished"])
+
+        if progress:
+            progress(name, counts["finished"], total, None)
+        pool = ThreadPoolExecutor(max_workers=max(1, self.config.concurrency))
+        try:
+            for future in as_completed([pool.submit(one, ex) for ex in todo]):
+                future.result()
+        finally:
+            # Ctrl-C: drop queued examples; those running finish and are stored.
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _right(self, name: str) -> int:
+        return sum(r.pred == r.gold for r in self.store.rows(self.run_id, name))
+
+    def report(self) -> dict[str, MethodResult]:
+        """Metrics of everything stored for this run, written to the output folder."""
+        results: dict[str, MethodResult] = {}
+        ids = {ex.id for ex in self.sample}
+        for name in self.methods:
+            rows = [r for r in self.store.rows(self.run_id, name) if r.example_id in ids]
+            if not rows:
+                continue
+            metrics = compute_metrics(
+                [Label(r.gold) for r in rows],
+                [Label(r.pred) if r.pred is not None else None for r in rows],
+                self.split.labels,
+                seed=self.config.seed,
+            )
+            usages = [Usage(**r.usage) for r in rows if r.usage]
+            extra: dict[str, float] = {}
+            iterations = [r.extra["iterations_used"] for r in rows if "iterations_used" in r.extra]
+            if iterations:
+                extra["iterations_per_claim"] = sum(iterations) / len(iterations)
+            results[name] = MethodResult(
+                name=name, metrics=metrics, usage_per_claim=usage_per_claim(usages), extra=extra
+            )
+        if results:
+            write_report(
+                self.config.out,
+                dataset=self.split.name
+                + (f" ({self.config.hops}-hop)" if self.config.hops else ""),
+                setting=self.config.setting,
+                results=results,
+                manifest=self.manifest,
+            )
+        return results
+
+    def close(self) -> None:
+        """Close the store."""
+        self.store.close()
+
+
+def prepare(
+    config: BenchConfig,
+    *,
+    load: Callable[..., DatasetSplit],
+    build: Callable[[str, Sequence[Source]], Method],
+    sources: Callable[[DatasetSplit], list[Source]],
+) -> BenchRun:
+    """Load, sample and build everything a run needs; nothing runs yet."""
+    split = load(config.dataset, data_dir=config.data_dir, hops=config.hops)
+    if config.setting == "gold" and not split.has_gold:
+        raise BadInputError(
+            f"dataset {config.dataset!r} carries no gold evidence; use --setting open or closed"
+        )
+    given = sources(split) if config.setting == "open" else []
+    methods = {name: build(name, given) for name in config.methods}
+    for name, method in methods.items():
+        kinds = {type(ex.subject) for ex in split.examples[:1]}
+        if not kinds <= set(method.accepts):
+            kind = next(iter(kinds)).__name__.lower()
+            raise BadInputError(f"method {name!r} does not check {kind}s ({config.dataset})")
+    sample = select_sample(split, config.sample, config.seed, excluded_ids(config.methods))
+    run_id = run_id_of(config, [ex.id for ex in sample], split.checksum)
+    manifest = {
+        "run_id": run_id,
+        "code_version": code_version(),
+        "seed": config.seed,
+        "setting": config.setting,
+        "dataset": {
+            "name": split.name,
+            "hops": config.hops,
+            "files": [str(p) for p in split.files],
+            "checksum": split.checksum,
+            "size": len(split.examples),
+            "labels": [label.value for label in split.labels],
+            "label_map": split.label_map,
+            "prediction_map": {k.value: v.value for k, v in split.prediction_map.items()},
+        },
+        "sample": {"n": len(sample), "requested": config.sample, "ids": [ex.id for ex in sample]},
+        "excluded_demonstrations": sorted(f"{d}:{i}" for d, i in excluded_ids(config.methods)),
+        "methods": {name: method.to_dict() for name, method in methods.items()},
+        "sources": [s.to_dict() for s in given],
+    }
+    return BenchRun(config, split, methods, sample, manifest)

@@ -1,0 +1,273 @@
+"""LoCal's decomposition program: sub-tasks, references, and a safe deduction function.
+
+    program = parse_program(Decomposition(
+        questions=[Step(text="Who directed Alien?")],
+        facts=[Step(text="{q1} was born in England.")],
+        deduction="f1",
+    ))
+    program.deduction.evaluate({"f1": True})                 # True
+    resolve("{q1} was born in England.", {"q1": "Ridley Scott"})
+
+A program is a sequence of sub-tasks s_i = (type, instruction, a_i) and a deduction
+function f over the boolean (fact) variables (LoCal, section 3.1); here the variables of
+questions are named q1, q2, ... and those of facts f1, f2, .... The deduction is parsed
+by the small recursive-descent parser below, never evaluated as Python.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from verity.errors import ModelOutputError
+
+MAX_SUBTASKS = 10
+_REFERENCE = re.compile(r"\{([qf]\d+)\}")
+_TOKEN = re.compile(r"\s*(?:(\()|(\))|([qf]\d+)\b|(and|or|not)\b|(\S+))", re.IGNORECASE)
+
+
+class ProgramError(ModelOutputError):
+    """A decomposition that is not a valid program: bad references or deduction."""
+
+
+# A deduction in disjunctive form needs no parentheses (and binds tighter than or), so
+# the answer format asks for that shape; a local model's grammar then cannot leave it.
+# The parser below still accepts parentheses.
+DEDUCTION_PATTERN = r"^(not )?f[1-9][0-9]?( (and|or) (not )?f[1-9][0-9]?)*$"
+
+
+class Step(BaseModel):
+    """One question or fact as the decomposing agent writes it."""
+
+    text: str
+
+
+class Decomposition(BaseModel):
+    """The decomposing agent's answer.
+
+    Questions come first (q1, q2, ...), then facts (f1, f2, ...): a question may use the
+    answer of an earlier question ({q1}), a fact the answer of any question; the deduction
+    combines facts. Any LoCal program can be written in this order, since only question
+    answers are ever referred to; naming the two kinds apart lets the answer format
+    itself keep questions out of the deduction.
+    """
+
+    questions: list[Step] = Field(default_factory=list)
+    facts: list[Step] = Field(min_length=1)
+    deduction: str = Field(pattern=DEDUCTION_PATTERN)
+
+
+@dataclass(frozen=True)
+class SubTask:
+    """A sub-task with its variable name (a1, a2, ...)."""
+
+    var: str
+    type: Literal["fact", "question"]
+    text: str
+
+
+# -- the deduction function: a tiny boolean expression language ---------------------------
+
+
+@dataclass(frozen=True)
+class Var:
+    """A fact variable."""
+
+    name: str
+
+    def evaluate(self, env: Mapping[str, bool]) -> bool:
+        """Its value in ``env``."""
+        return env[self.name]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Not:
+    """Negation."""
+
+    operand: Expr
+
+    def evaluate(self, env: Mapping[str, bool]) -> bool:
+        """The opposite of the operand."""
+        return not self.operand.evaluate(env)
+
+    def __str__(self) -> str:
+        return f"not {_wrap(self.operand)}"
+
+
+@dataclass(frozen=True)
+class And:
+    """Conjunction of two or more operands."""
+
+    operands: tuple[Expr, ...]
+
+    def evaluate(self, env: Mapping[str, bool]) -> bool:
+        """True when every operand is."""
+        return all(op.evaluate(env) for op in self.operands)
+
+    def __str__(self) -> str:
+        return " and ".join(_wrap(op) for op in self.operands)
+
+
+@dataclass(frozen=True)
+class Or:
+    """Disjunction of two or more operands."""
+
+    operands: tuple[Expr, ...]
+
+    def evaluate(self, env: Mapping[str, bool]) -> bool:
+        """True when any operand is."""
+        return any(op.evaluate(env) for op in self.operands)
+
+    def __str__(self) -> str:
+        return " or ".join(_wrap(op) for op in self.operands)
+
+
+Expr = Var | Not | And | Or
+
+
+def _wrap(expr: Expr) -> str:
+    return str(expr) if isinstance(expr, Var | Not) else f"({expr})"
+
+
+def variables(expr: Expr) -> set[str]:
+    """Every variable an expression mentions."""
+    if isinstance(expr, Var):
+        return {expr.name}
+    if isinstance(expr, Not):
+        return variables(expr.operand)
+    return set().union(*(variables(op) for op in expr.operands))
+
+
+def parse_deduction(text: str) -> Expr:
+    """Parse ``a1 and (a2 or not a3)``; precedence not > and > or; a clear error otherwise."""
+    tokens: list[str] = []
+    pos = 0
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if match is None:  # only trailing whitespace is left
+            break
+        if match.group(5):
+            raise ProgramError(f"unexpected {match.group(5)!r} in deduction {text!r}")
+        tokens.append(next(g for g in match.groups() if g).lower())
+        pos = match.end()
+    if not tokens:
+        raise ProgramError("the deduction function is empty")
+    parser = _Parser(tokens, text)
+    expr = parser.expression()
+    if parser.pos != len(tokens):
+        raise ProgramError(f"unexpected {tokens[parser.pos]!r} in deduction {text!r}")
+    return expr
+
+
+class _Parser:
+    def __init__(self, tokens: list[str], text: str) -> None:
+        self.tokens, self.text, self.pos = tokens, text, 0
+
+    def _peek(self) -> str | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def _take(self) -> str:
+        token = self._peek()
+        if token is None:
+            raise ProgramError(f"deduction {self.text!r} ends too early")
+        self.pos += 1
+        return token
+
+    def expression(self) -> Expr:
+        operands = [self._conjunction()]
+        while self._peek() == "or":
+            self._take()
+            operands.append(self._conjunction())
+        return operands[0] if len(operands) == 1 else Or(tuple(operands))
+
+    def _conjunction(self) -> Expr:
+        operands = [self._negation()]
+        while self._peek() == "and":
+            self._take()
+            operands.append(self._negation())
+        return operands[0] if len(operands) == 1 else And(tuple(operands))
+
+    def _negation(self) -> Expr:
+        if self._peek() == "not":
+            self._take()
+            return Not(self._negation())
+        return self._atom()
+
+    def _atom(self) -> Expr:
+        token = self._take()
+        if token == "(":
+            inner = self.expression()
+            if self._take() != ")":
+                raise ProgramError(f"unbalanced parentheses in deduction {self.text!r}")
+            return inner
+        if re.fullmatch(r"[qf]\d+", token):
+            return Var(token)
+        raise ProgramError(f"unexpected {token!r} in deduction {self.text!r}")
+
+
+# -- programs --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Program:
+    """A validated decomposition."""
+
+    subtasks: tuple[SubTask, ...]
+    deduction: Expr
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON shape for traces."""
+        return {
+            "subtasks": [{"var": s.var, "type": s.type, "text": s.text} for s in self.subtasks],
+            "deduction": str(self.deduction),
+        }
+
+
+def parse_program(answer: Decomposition) -> Program:
+    """Check a decomposition and name its variables; `ProgramError` says what is wrong.
+
+    Rules: at most ten sub-tasks, at least one fact; a question may refer only to
+    earlier questions, a fact to any question; the deduction uses only facts that exist.
+    """
+    total = len(answer.questions) + len(answer.facts)
+    if not answer.facts:
+        raise ProgramError("the decomposition has no fact to verify")
+    if total > MAX_SUBTASKS:
+        raise ProgramError(f"{total} sub-tasks; at most {MAX_SUBTASKS} are allowed")
+    subtasks: list[SubTask] = []
+    questions = [f"q{i}" for i in range(1, len(answer.questions) + 1)]
+    groups: tuple[tuple[Literal["question", "fact"], str, list[Step]], ...] = (
+        ("question", "q", answer.questions),
+        ("fact", "f", answer.facts),
+    )
+    for kind, prefix, steps in groups:
+        for number, step in enumerate(steps, start=1):
+            var = f"{prefix}{number}"
+            if not step.text.strip():
+                raise ProgramError(f"sub-task {var} has no text")
+            allowed = questions[: number - 1] if kind == "question" else questions
+            for ref in _REFERENCE.findall(step.text):
+                if ref not in allowed:
+                    raise ProgramError(
+                        f"sub-task {var} refers to {{{ref}}}; it may refer only to "
+                        + ("earlier questions" if kind == "question" else "questions")
+                    )
+            subtasks.append(SubTask(var=var, type=kind, text=step.text.strip()))
+    expr = parse_deduction(answer.deduction)
+    facts = {t.var for t in subtasks if t.type == "fact"}
+    for name in sorted(variables(expr)):
+        if name not in facts:
+            raise ProgramError(f"the deduction uses {name}, which is not one of the facts")
+    return Program(subtasks=tuple(subtasks), deduction=expr)
+
+
+def resolve(text: str, answers: Mapping[str, str]) -> str:
+    """Replace each ``{qN}`` reference by the answer to question qN."""
+    return _REFERENCE.sub(lambda m: answers.get(m.group(1), m.group(0)), text)

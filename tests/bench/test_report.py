@@ -1,0 +1,258 @@
+"""The benchmark report: its JSON shape, its Markdown tables, its plots, its atomic writes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from matplotlib.image import imread
+
+from verity.bench import report as report_module
+from verity.bench.metrics import compute_metrics, usage_per_claim
+from verity.bench.report import MethodResult, write_report
+from verity.domain import Label, Usage
+from verity.errors import BadInputError
+
+S, R = Label.SUPPORTED, Label.REFUTED
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+MANIFEST: dict[str, Any] = {
+    "seed": 13,
+    "code_version": "0.1.0+g1234abc",
+    "dataset_checksum": "sha256:00ff",
+    "methods": {"direct": {"model": "local"}, "local": {"model": "local", "iterations": 3}},
+}
+
+
+def make_results(errors: int = 2) -> dict[str, MethodResult]:
+    gold = [S, R] * 20
+    direct_pred: list[Label | None] = [S, S] * 20
+    local_pred: list[Label | None] = list(gold)
+    for i in range(errors):
+        local_pred[i] = None
+    local_pred[5] = Label.NOT_ENOUGH_INFO  # outside the binary space
+    direct = MethodResult(
+        name="direct",
+        metrics=compute_metrics(gold, direct_pred, (S, R), bootstrap=200),
+        usage_per_claim=usage_per_claim([Usage(llm_calls=1, prompt_tokens=320, seconds=0.5)]),
+    )
+    local = MethodResult(
+        name="local",
+        metrics=compute_metrics(gold, local_pred, (S, R), bootstrap=200),
+        usage_per_claim=usage_per_claim(
+            [Usage(llm_calls=9, prompt_tokens=4100, completion_tokens=700, seconds=6.0)]
+        ),
+        extra={"iterations": 1.35},
+    )
+    return {"direct": direct, "local": local}
+
+
+def write(out: Path, results: dict[str, MethodResult] | None = None) -> None:
+    write_report(
+        out,
+        dataset="feverous-s",
+        setting="gold",
+        results=results if results is not None else make_results(),
+        manifest=MANIFEST,
+        paper_figures={"local": {"macro_f1": 0.7045}, "direct": {}},
+    )
+
+
+def expected_files(*methods: str) -> set[str]:
+    return {"report.json", "report.md", "metrics.png", *(f"confusion_{m}.png" for m in methods)}
+
+
+def test_report_json_has_the_issue_shape_and_round_trips(tmp_path: Path) -> None:
+    out = tmp_path / "run" / "report"  # created on demand
+    results = make_results()
+    write(out, results)
+    data = json.loads((out / "report.json").read_text(encoding="utf-8"))
+
+    assert set(data) == {"methods", "dataset", "setting", "manifest"}
+    assert (data["dataset"], data["setting"]) == ("feverous-s", "gold")
+    assert data["manifest"] == MANIFEST
+    assert list(data["methods"]) == ["direct", "local"]
+    for name, entry in data["methods"].items():
+        assert set(entry) == {"metrics", "usage_per_claim", "extra"}
+        assert {"accuracy", "macro_f1", "balanced_accuracy", "n", "errors"} <= set(entry["metrics"])
+        assert MethodResult.from_dict(name, entry) == results[name]
+    assert data["methods"]["local"]["metrics"]["errors"] == 2
+    assert data["methods"]["local"]["extra"] == {"iterations": 1.35}
+    assert data["methods"]["local"]["usage_per_claim"]["llm_calls"] == 9.0
+
+
+def table_rows(markdown: str, header_start: str) -> list[list[str]]:
+    """The cells of the Markdown table whose header row starts with ``header_start``."""
+    lines = markdown.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header_start))
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split(" | ")])
+    return [rows[0], *rows[2:]]  # without the alignment row
+
+
+def test_report_md_has_header_table_and_paper_column(tmp_path: Path) -> None:
+    write(tmp_path)
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+
+    assert text.startswith("# Benchmark report: feverous-s, gold")
+    assert "| sample seed | 13 |" in text
+    assert "| code version | 0.1.0+g1234abc |" in text
+    assert "| examples | 40 |" in text
+
+    header, *rows = table_rows(text, "| method |")
+    assert header[:5] == ["method", "n", "accuracy", "macro-F1 [95% CI]", "paper macro-F1"]
+    by_method = {row[0]: dict(zip(header, row, strict=True)) for row in rows}
+    assert by_method["local"]["paper macro-F1"] == "70.5"
+    assert by_method["direct"]["paper macro-F1"] == "-"
+    assert by_method["direct"]["accuracy"] == "50.0"
+    assert by_method["local"]["errors"] == "2"
+    assert by_method["local"]["LLM calls"] == "9.00"
+    assert by_method["local"]["prompt tokens"] == "4,100"
+    # Direct always says SUPPORTED: F1 of S = 2*20/(20+40) = 2/3, of R = 0; mean 1/3.
+    assert by_method["direct"]["macro-F1 [95% CI]"].startswith("33.3 [")
+
+    assert "## local" in text and "- iterations per claim: 1.35" in text
+    per_class = table_rows(text.split("## local", 1)[1], "| class |")
+    assert [row[0] for row in per_class] == ["class", "SUPPORTED", "REFUTED"]
+    confusion = table_rows(text.split("## local", 1)[1], "| gold \\ predicted |")
+    assert confusion[0][1:] == ["SUPPORTED", "REFUTED", "other"]
+    # Local: 20 S gold, first (S) fails; 20 R gold, second (R) fails, sixth (R) is NEI.
+    assert confusion[1] == ["SUPPORTED", "19", "0", "1"]
+    assert confusion[2] == ["REFUTED", "0", "18", "2"]
+    assert "![metrics](metrics.png)" in text
+    assert "(confusion_local.png)" in text and "(confusion_direct.png)" in text
+
+
+def test_plots_are_valid_non_trivial_pngs(tmp_path: Path) -> None:
+    write(tmp_path)
+    for name in ("metrics.png", "confusion_direct.png", "confusion_local.png"):
+        data = (tmp_path / name).read_bytes()
+        assert data.startswith(PNG_SIGNATURE), name
+        pixels = imread(tmp_path / name)
+        assert pixels.shape[0] >= 300 and pixels.shape[1] >= 300, name
+        colours = np.unique(pixels.reshape(-1, pixels.shape[-1]), axis=0)
+        assert len(colours) > 20, f"{name} looks blank"
+
+
+def test_only_the_report_files_remain(tmp_path: Path) -> None:
+    write(tmp_path)
+    write(tmp_path)  # a second run replaces the files in place
+    assert set(os.listdir(tmp_path)) == expected_files("direct", "local")
+
+
+def test_a_failure_while_rendering_leaves_the_previous_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path)
+    before = {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)}
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("plotting crashed")
+
+    monkeypatch.setattr(report_module, "_metrics_figure", broken)
+    with pytest.raises(RuntimeError, match="plotting crashed"):
+        write(tmp_path, make_results(errors=5))
+    assert {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)} == before
+
+
+def test_a_failure_while_writing_leaves_whole_files_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path)
+    old_json = (tmp_path / "report.json").read_bytes()
+    real_replace = os.replace
+    calls = []
+
+    def replace_then_crash(src: Any, dst: Any) -> None:
+        calls.append(dst)
+        if len(calls) == 3:
+            raise OSError("disk full")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace_then_crash)
+    with pytest.raises(OSError, match="disk full"):
+        write(tmp_path, make_results(errors=5))
+    monkeypatch.undo()
+
+    # No temporary file is left, and report.json (written last) is still the old one.
+    assert set(os.listdir(tmp_path)) == expected_files("direct", "local")
+    assert (tmp_path / "report.json").read_bytes() == old_json
+    for name in ("metrics.png", "confusion_direct.png", "confusion_local.png"):
+        assert (tmp_path / name).read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_method_names_become_safe_file_names_and_table_cells(tmp_path: Path) -> None:
+    result = make_results()["local"]
+    name = "local (no L-Eval|C-Eval)"
+    odd = MethodResult(name=name, metrics=result.metrics, usage_per_claim={})
+    write_report(tmp_path, dataset="hover", setting="open", results={name: odd}, manifest={})
+    assert set(os.listdir(tmp_path)) == expected_files("local_no_L-Eval_C-Eval")
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "| local (no L-Eval\\|C-Eval) |" in text
+    assert "| sample seed | - |" in text
+    header, row = table_rows(text, "| method |")
+    assert dict(zip(header, row, strict=True))["LLM calls"] == "-"
+
+
+def test_a_run_without_bootstrap_shows_no_interval(tmp_path: Path) -> None:
+    gold = [S, R, S, R]
+    metrics = compute_metrics(gold, [S, R, R, R], (S, R), bootstrap=0)
+    result = MethodResult(name="rag", metrics=metrics, usage_per_claim=usage_per_claim([]))
+    write_report(
+        tmp_path,
+        dataset="fever",
+        setting="open",
+        results={"rag": result},
+        manifest={"path": Path("/data/fever"), "seed": 0},
+    )
+    header, row = table_rows((tmp_path / "report.md").read_text(encoding="utf-8"), "| method |")
+    assert dict(zip(header, row, strict=True))["macro-F1 [95% CI]"] == "73.3"
+    data = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert data["manifest"] == {"path": "/data/fever", "seed": 0}
+    assert data["methods"]["rag"]["metrics"]["macro_f1_ci"] is None
+
+
+@pytest.mark.parametrize(
+    ("results", "paper", "message"),
+    [
+        ({}, None, "at least one"),
+        ({"other": make_results()["local"]}, None, "named 'local'"),
+        (make_results(), {"local": {"macro_f1": 70.45}}, "0-1 scale"),
+    ],
+)
+def test_bad_arguments_are_rejected_before_writing(
+    tmp_path: Path,
+    results: dict[str, MethodResult],
+    paper: dict[str, dict[str, float]] | None,
+    message: str,
+) -> None:
+    with pytest.raises(BadInputError, match=message):
+        write_report(
+            tmp_path / "out",
+            dataset="liar",
+            setting="closed",
+            results=results,
+            manifest={},
+            paper_figures=paper,
+        )
+    assert not (tmp_path / "out").exists()
+
+
+def test_colliding_file_names_are_rejected(tmp_path: Path) -> None:
+    metrics = make_results()["local"].metrics
+    results = {n: MethodResult(name=n, metrics=metrics, usage_per_claim={}) for n in ("a/b", "a b")}
+    with pytest.raises(BadInputError, match="collide"):
+        write_report(tmp_path, dataset="x", setting="gold", results=results, manifest={})
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_result_with_a_non_number_is_rejected() -> None:
+    metrics = make_results()["local"].metrics
+    with pytest.raises(BadInputError, match="extra"):
+        MethodResult(name="local", metrics=metrics, usage_per_claim={}, extra={"x": float("nan")})

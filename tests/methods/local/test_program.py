@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import pytest
+
+from verity.methods.local.program import (
+    And,
+    Decomposition,
+    Not,
+    Or,
+    ProgramError,
+    Step,
+    Var,
+    parse_deduction,
+    parse_program,
+    resolve,
+    variables,
+)
+
+
+def test_precedence_is_not_then_and_then_or() -> None:
+    expr = parse_deduction("f1 or not f2 and f3")
+    assert expr == Or((Var("f1"), And((Not(Var("f2")), Var("f3")))))
+    assert str(expr) == "f1 or (not f2 and f3)"
+
+
+def test_parentheses_and_case() -> None:
+    expr = parse_deduction(" NOT (f1 Or f2) AND f3 ")
+    assert expr == And((Not(Or((Var("f1"), Var("f2")))), Var("f3")))
+    assert variables(expr) == {"f1", "f2", "f3"}
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"f1": True, "f2": False, "f3": True}, True),   # not(T or F) = F ... or f1 and f3 = T
+        ({"f1": False, "f2": False, "f3": True}, True),  # not(F or F) = T
+        ({"f1": False, "f2": True, "f3": True}, False),  # not(T) = F, f1 and f3 = F
+        ({"f1": True, "f2": True, "f3": False}, False),
+    ],
+)
+def test_evaluation_against_a_truth_table(env: dict[str, bool], expected: bool) -> None:
+    assert parse_deduction("not (f1 or f2) or f1 and f3").evaluate(env) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "empty"),
+        ("f1 and", "ends too early"),
+        ("(f1 or f2", "ends too early"),
+        ("f1 or f2)", r"unexpected '\)'"),
+        ("f1 && f2", "unexpected '&&'"),
+        ("__import__('os')", "unexpected"),
+        ("f1 f2", "unexpected 'f2'"),
+        ("a1 and f1", "unexpected 'a1'"),
+    ],
+)
+def test_bad_deductions_are_program_errors(text: str, message: str) -> None:
+    with pytest.raises(ProgramError, match=message):
+        parse_deduction(text)
+
+
+def program(questions: list[str], facts: list[str], deduction: str) -> Decomposition:
+    return Decomposition.model_construct(
+        questions=[Step(text=q) for q in questions],
+        facts=[Step(text=f) for f in facts],
+        deduction=deduction,
+    )
+
+
+def test_program_names_variables_in_order() -> None:
+    parsed = parse_program(
+        program(["Who wrote X?", "Where was {q1} born?"], ["{q2} is in Europe.", "X is old."],
+                "f1 and not f2")
+    )
+    assert [(t.var, t.type) for t in parsed.subtasks] == [
+        ("q1", "question"), ("q2", "question"), ("f1", "fact"), ("f2", "fact")]
+    assert parsed.to_dict()["deduction"] == "f1 and not f2"
+
+
+@pytest.mark.parametrize(
+    ("questions", "facts", "deduction", "message"),
+    [
+        (["Who is {q1}?"], ["x"], "f1", "refers to {q1}; it may refer only to earlier"),
+        (["Who?"], ["{q2} is big."], "f1", "refers to {q2}"),
+        ([], ["{f1} again"], "f1", "refers to {f1}"),
+        (["Who?"], ["x"], "f2", "f2, which is not one of the facts"),
+        (["Who?"], ["x"], "q1", "q1, which is not one of the facts"),
+        (["Who?"], [], "f1", "no fact"),
+        (["Who?"], ["  "], "f1", "f1 has no text"),
+        (["q"] * 6, ["f"] * 5, "f1", "at most 10"),
+    ],
+)
+def test_invalid_programs(questions, facts, deduction, message) -> None:
+    with pytest.raises(ProgramError, match=message):
+        parse_program(program(questions, facts, deduction))
+
+
+def test_answer_format_keeps_questions_out_of_the_deduction() -> None:
+    schema = Decomposition.model_json_schema()
+    assert schema["properties"]["deduction"]["pattern"].startswith("^(not )?f")
+    with pytest.raises(ValueError):
+        Decomposition(facts=[Step(text="x")], deduction="q1 and f1")
+    with pytest.raises(ValueError):
+        Decomposition(facts=[], deduction="f1")
+
+
+def test_resolve_substitutes_answers_and_leaves_unknown_references() -> None:
+    assert resolve("{q1} was born in {q2}.", {"q1": "Ridley Scott", "q2": "England"}) == (
+        "Ridley Scott was born in England.")
+    assert resolve("{q3} stays", {"q1": "x"}) == "{q3} stays"
