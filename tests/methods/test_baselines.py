@@ -207,3 +207,15 @@ def test_percentage_confidence_is_read_as_a_fraction() -> None:
     for bad in (101, -0.5):
         with pytest.raises(ValueError, match="confidence"):
             ClaimJudgement.model_validate({**base, "confidence": bad})
+
+
+def test_rag_uses_given_evidence_instead_of_its_sources() -> None:
+    models, fake = fake_models(judged("SUPPORTED", cited=[1]))
+    source = ListSource()
+    given = [Evidence(text="Gold passage.", title="Gold", source="gold")]
+    verdict = load_method("rag", models=models, sources=[source]).verify(
+        Claim(text="q"), evidence=given
+    )
+    assert source.queries == [] and verdict.trace.retrievals == ()
+    assert "[1] Gold (gold): Gold passage." in fake.requests[0][0][-1].content
+    assert [e.title for e in verdict.evidence] == ["Gold"]

@@ -17,6 +17,7 @@ import json
 import random
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -114,10 +115,13 @@ def run_id_of(config: BenchConfig, sample_ids: Sequence[str], checksum: str) -> 
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
-def _row(example: Example, split: DatasetSplit, verdict: Verdict) -> ResultRow:
+def _row(example: Example, split: DatasetSplit, verdict: Verdict, wall: float) -> ResultRow:
     pred = split.map_prediction(verdict.label)
     trace = verdict.trace.model_dump(mode="json")
-    extra = {k: trace[k] for k in ("iterations_used",) if k in trace}
+    extra: dict[str, Any] = {k: trace[k] for k in ("iterations_used",) if k in trace}
+    # Wall time beside the time inside model calls (usage.seconds): the difference is the
+    # framework's own cost (retrieval, parsing, bookkeeping).
+    extra["wall_seconds"] = wall
     return ResultRow(
         example_id=example.id, gold=example.label.value, pred=pred.value,
         confidence=verdict.confidence, error=None, error_type=None,
@@ -171,9 +175,10 @@ class BenchRun:
 
         def one(example: Example) -> None:
             evidence = example.gold if self.config.setting == "gold" else None
+            started = time.perf_counter()
             try:
                 verdict = method.verify(example.subject, evidence=evidence)
-                row = _row(example, self.split, verdict)
+                row = _row(example, self.split, verdict, time.perf_counter() - started)
             except Exception as exc:  # noqa: BLE001 - one failed example is a counted error
                 row = _failed(example, exc)
             self.store.put(self.run_id, name, row)
@@ -215,6 +220,14 @@ class BenchRun:
             iterations = [r.extra["iterations_used"] for r in rows if "iterations_used" in r.extra]
             if iterations:
                 extra["iterations_per_claim"] = sum(iterations) / len(iterations)
+            walls = [
+                (r.extra["wall_seconds"], r.usage["seconds"])
+                for r in rows
+                if "wall_seconds" in r.extra and r.usage
+            ]
+            wall = sum(w for w, _ in walls)
+            if wall > 0:
+                extra["overhead_share"] = (wall - sum(m for _, m in walls)) / wall
             results[name] = MethodResult(
                 name=name, metrics=metrics, usage_per_claim=usage_per_claim(usages), extra=extra
             )

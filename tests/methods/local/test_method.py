@@ -21,16 +21,22 @@ GOOD = {
     "facts": [{"text": "{q1} was born in England."}],
     "deduction": "f1",
 }
-GOLD = [Evidence(text="Alien was directed by Ridley Scott.", title="Alien", source="gold"),
-        Evidence(text="Ridley Scott was born in South Shields, England.", title="Scott",
-                 source="gold")]
+GOLD = [
+    Evidence(text="Alien was directed by Ridley Scott.", title="Alien", source="gold"),
+    Evidence(text="Ridley Scott was born in South Shields, England.", title="Scott", source="gold"),
+]
 
 
 class Script:
     """Answers by the schema each step asks for; records what each step was shown."""
 
-    def __init__(self, decompositions: list[object], fact: bool = True,
-                 logical: bool | list[bool] = True, conflict: bool | list[bool] = True):
+    def __init__(
+        self,
+        decompositions: list[object],
+        fact: bool = True,
+        logical: bool | list[bool] = True,
+        conflict: bool | list[bool] = True,
+    ):
         self.decompositions = list(decompositions)
         self.fact, self.logical, self.conflict = fact, logical, conflict
         self.seen: dict[str, list[str]] = {}
@@ -111,12 +117,16 @@ def test_closed_setting_shows_no_evidence() -> None:
 def test_iterations_count_and_the_trace_recomputes_the_verdict() -> None:
     # v = False (fact false) each time. it1: L says True -> p_l False; C conflict True ->
     # one acceptance -> NEG 1. it2: no acceptance -> POS 1. it3: one -> NEG 2.
-    script = Script([GOOD] * 3, fact=False, logical=[True, True, True],
-                    conflict=[True, False, True])
+    script = Script(
+        [GOOD] * 3, fact=False, logical=[True, True, True], conflict=[True, False, True]
+    )
     verdict = method(script).verify(CLAIM, evidence=GOLD)
     iterations = verdict.trace.model_dump()["iterations"]
     assert [(i["p_l"], i["p_c"], i["pos"], i["neg"]) for i in iterations] == [
-        (False, True, 0, 1), (False, False, 1, 1), (False, True, 1, 2)]
+        (False, True, 0, 1),
+        (False, False, 1, 1),
+        (False, True, 1, 2),
+    ]
     last = iterations[-1]
     recomputed = Label.SUPPORTED if last["pos"] > last["neg"] else Label.REFUTED
     assert verdict.label is recomputed is Label.REFUTED
@@ -127,8 +137,11 @@ def test_later_iterations_resample_the_decomposer() -> None:
     fake = FakeChatModel(Script([GOOD] * 3, fact=False, conflict=False))
     models = ModelSet(ModelClient(fake))
     load_method("local", models=models, resample_temperature=0.9).verify(CLAIM, evidence=GOLD)
-    temps = [params.temperature for msgs, params, schema in fake.requests
-             if schema and schema["title"] == "Decomposition"]
+    temps = [
+        params.temperature
+        for msgs, params, schema in fake.requests
+        if schema and schema["title"] == "Decomposition"
+    ]
     assert temps == [0.0, 0.9, 0.9]
 
 
@@ -137,8 +150,9 @@ def test_invalid_program_gets_one_repair_round() -> None:
     script = Script([bad, GOOD])
     verdict = method(script).verify(CLAIM, evidence=GOLD)
     assert verdict.label is Label.SUPPORTED
-    assert "That program is not valid: sub-task f1 refers to {q2}" in (
-        script.seen["Decomposition"][1])
+    assert (
+        "That program is not valid: sub-task f1 refers to {q2}" in (script.seen["Decomposition"][1])
+    )
     steps = [c.step for c in verdict.trace.calls]
     assert steps[:2] == ["local.decompose", "local.decompose.repair"]
 
@@ -189,8 +203,17 @@ def test_embedded_model_runs_end_to_end(setting: str) -> None:
     sources = ("offline-wiki",) if setting == "open" else ()
     m = verity.load_method("local", sources=sources, setting=setting)
     claim = Claim(text="The Eiffel Tower is in Paris.")
-    evidence = [Evidence(text="The Eiffel Tower is a lattice tower in Paris, France.",
-                         title="Eiffel Tower", source="gold")] if setting == "gold" else None
+    evidence = (
+        [
+            Evidence(
+                text="The Eiffel Tower is a lattice tower in Paris, France.",
+                title="Eiffel Tower",
+                source="gold",
+            )
+        ]
+        if setting == "gold"
+        else None
+    )
     try:
         verdict = m.verify(claim, evidence=evidence)
     except ModelOutputError as exc:
@@ -199,7 +222,8 @@ def test_embedded_model_runs_end_to_end(setting: str) -> None:
     assert trace["setting"] == setting
     assert 1 <= trace["iterations_used"] <= 3
     assert {"local.decompose", "local.logical_eval", "local.counterfactual_eval"} <= {
-        c.step for c in verdict.trace.calls}
+        c.step for c in verdict.trace.calls
+    }
     if setting == "open":
         assert verdict.trace.retrievals and verdict.trace.retrievals[0].source == "offline-wiki"
     else:

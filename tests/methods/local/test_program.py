@@ -32,7 +32,7 @@ def test_parentheses_and_case() -> None:
 @pytest.mark.parametrize(
     ("env", "expected"),
     [
-        ({"f1": True, "f2": False, "f3": True}, True),   # not(T or F) = F ... or f1 and f3 = T
+        ({"f1": True, "f2": False, "f3": True}, True),  # not(T or F) = F ... or f1 and f3 = T
         ({"f1": False, "f2": False, "f3": True}, True),  # not(F or F) = T
         ({"f1": False, "f2": True, "f3": True}, False),  # not(T) = F, f1 and f3 = F
         ({"f1": True, "f2": True, "f3": False}, False),
@@ -70,11 +70,18 @@ def program(questions: list[str], facts: list[str], deduction: str) -> Decomposi
 
 def test_program_names_variables_in_order() -> None:
     parsed = parse_program(
-        program(["Who wrote X?", "Where was {q1} born?"], ["{q2} is in Europe.", "X is old."],
-                "f1 and not f2")
+        program(
+            ["Who wrote X?", "Where was {q1} born?"],
+            ["{q2} is in Europe.", "X is old."],
+            "f1 and not f2",
+        )
     )
     assert [(t.var, t.type) for t in parsed.subtasks] == [
-        ("q1", "question"), ("q2", "question"), ("f1", "fact"), ("f2", "fact")]
+        ("q1", "question"),
+        ("q2", "question"),
+        ("f1", "fact"),
+        ("f2", "fact"),
+    ]
     assert parsed.to_dict()["deduction"] == "f1 and not f2"
 
 
@@ -107,5 +114,6 @@ def test_answer_format_keeps_questions_out_of_the_deduction() -> None:
 
 def test_resolve_substitutes_answers_and_leaves_unknown_references() -> None:
     assert resolve("{q1} was born in {q2}.", {"q1": "Ridley Scott", "q2": "England"}) == (
-        "Ridley Scott was born in England.")
+        "Ridley Scott was born in England."
+    )
     assert resolve("{q3} stays", {"q1": "x"}) == "{q3} stays"
