@@ -3,8 +3,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from verity.batch import done_keys, read_claims, run_batch
-from verity.domain import Claim, Label, Verdict
+from verity.batch import done_keys, read_items, run_batch
+from verity.domain import Article, Claim, Label, Verdict
 from verity.errors import ModelOutputError
 
 INPUT = "\n".join(
@@ -29,20 +29,22 @@ def verdict_for(claim: Claim) -> Verdict:
 def test_bad_lines_are_named_and_good_lines_kept(tmp_path: Path) -> None:
     path = tmp_path / "in.jsonl"
     path.write_text(INPUT)
-    items, bad = read_claims(path)
+    items, bad = read_items(path)
     assert [i.line for i in items] == [1, 3, 9]
     assert items[0].key == "a" and items[2].key == "4"
     assert items[1].key.startswith("sha1:")
-    assert items[1].claim.speaker == "Ann"
+    assert items[1].subject.speaker == "Ann"
     assert [b.line for b in bad] == [2, 4, 5, 7, 8]
     assert "not valid JSON" in bad[0].reason
     assert "duplicate id" in bad[4].reason
+    assert bad[2].reason == "'claim' must be a non-empty string, not '   '"
+    assert bad[3].reason == "'date' must be a date YYYY-MM-DD, not 'yesterday'"
 
 
 def test_results_written_as_they_finish_and_rerun_skips_them(tmp_path: Path) -> None:
     path = tmp_path / "in.jsonl"
     path.write_text(INPUT)
-    items, _ = read_claims(path)
+    items, _ = read_items(path)
     out = tmp_path / "out.jsonl"
     seen: list[str] = []
 
@@ -63,7 +65,7 @@ def test_results_written_as_they_finish_and_rerun_skips_them(tmp_path: Path) -> 
 def test_a_line_cut_by_a_crash_is_redone(tmp_path: Path) -> None:
     path = tmp_path / "in.jsonl"
     path.write_text(INPUT)
-    items, _ = read_claims(path)
+    items, _ = read_items(path)
     out = tmp_path / "out.jsonl"
     good = json.dumps({"id": "a", "label": "SUPPORTED"}) + "\n"
     out.write_text(good + '{"id": "4", "label": "SUPP')  # killed mid-write
@@ -78,7 +80,7 @@ def test_a_line_cut_by_a_crash_is_redone(tmp_path: Path) -> None:
 def test_failures_are_recorded_and_the_rest_go_on(tmp_path: Path) -> None:
     path = tmp_path / "in.jsonl"
     path.write_text(INPUT)
-    items, _ = read_claims(path)
+    items, _ = read_items(path)
     out = tmp_path / "out.jsonl"
 
     def verify(claim: Claim) -> Verdict:
@@ -104,7 +106,7 @@ def test_a_bad_byte_costs_its_line_only(tmp_path: Path) -> None:
         b'{"id": "2", "claim": "caf\xe9"}\n'
         b'{"id": "3", "claim": "Rome is in Italy."}\n'
     )
-    items, bad = read_claims(path)
+    items, bad = read_items(path)
     assert [i.key for i in items] == ["1", "3"]
     assert [(b.line, b.reason) for b in bad] == [(2, "not valid UTF-8")]
 
@@ -127,7 +129,7 @@ def test_unusable_output_is_a_clear_error(tmp_path: Path) -> None:
 def test_an_unexpected_error_on_one_claim_does_not_stop_the_batch(tmp_path: Path) -> None:
     path = tmp_path / "in.jsonl"
     path.write_text(INPUT)
-    items, _ = read_claims(path)
+    items, _ = read_items(path)
     out = tmp_path / "out.jsonl"
 
     def verify(claim: Claim) -> Verdict:
@@ -140,3 +142,50 @@ def test_an_unexpected_error_on_one_claim_does_not_stop_the_batch(tmp_path: Path
     assert len(out.read_text().splitlines()) == 2
     error = json.loads((tmp_path / "out.jsonl.errors.jsonl").read_text())
     assert error["type"] == "RuntimeError" and error["line"] == 1
+
+
+def article_verdict(subject: Claim | Article) -> Verdict:
+    label = Label.FAKE if isinstance(subject, Article) else Label.SUPPORTED
+    return Verdict(label=label, confidence=1.0, method="test", subject=subject)
+
+
+def test_article_lines_beside_claim_lines(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    lines = [
+        {"id": "c", "claim": "Paris is in France."},
+        {"id": "a", "title": "Tower sold", "text": "The tower was sold.", "date": "2020-01-02"},
+        {"text": "No title, no id.", "url": "https://news.example.org/1"},
+        {"claim": "A claim key makes a claim.", "text": "ignored"},
+        {"id": "e", "title": "Only a title", "text": ""},
+        {"id": "d", "text": "Bad date.", "date": "2020-13-01"},
+        {"id": "n", "title": "Neither claim nor text"},
+    ]
+    path.write_text("\n".join(json.dumps(line) for line in lines))
+    items, bad = read_items(path)
+    assert [type(i.subject) for i in items] == [Claim, Article, Article, Claim]
+    assert items[1].subject == Article(
+        title="Tower sold", text="The tower was sold.", date="2020-01-02"
+    )
+    assert items[2].key.startswith("sha1:") and items[2].subject.title == ""
+    assert [(b.line, b.reason) for b in bad] == [
+        (5, "'text' must be a non-empty string, not ''"),
+        (6, "'date' must be a date YYYY-MM-DD, not '2020-13-01'"),
+        (7, "no 'claim' (for a claim) or 'text' (for an article)"),
+    ]
+    out = tmp_path / "out.jsonl"
+    assert run_batch(items, article_verdict, out) == []
+    rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert rows["a"]["label"] == "FAKE"
+    assert rows["a"]["article"] == {"title": "Tower sold", "url": None}
+    assert rows["c"]["label"] == "SUPPORTED" and rows["c"]["claim"] == "Paris is in France."
+
+
+def test_an_article_key_is_stable_and_differs_from_a_claim_key(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text(
+        json.dumps({"text": "Same words."}) + "\n" + json.dumps({"claim": "Same words."}) + "\n"
+    )
+    first, _ = read_items(path)
+    again, _ = read_items(path)
+    assert [i.key for i in first] == [i.key for i in again]
+    assert first[0].key != first[1].key

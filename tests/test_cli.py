@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -58,6 +59,15 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         (["check", "x", "--trace", "no/such/dir/t.json"], 2, "does not exist"),
         (["check", "--input", "a.jsonl", "--output", "o.jsonl", "--json"], 2, "--json apply"),
         (["check", "--input", "a.jsonl", "--output", "o", "--date", "2020-01-01"], 2, "--date"),
+        (["check", "x", "--article", "a.txt"], 2, "give either a claim or --article, not both"),
+        (
+            ["check", "--article", "a.txt", "--input", "a.jsonl", "--output", "o.jsonl"],
+            2,
+            "give either --article or --input, not both",
+        ),
+        (["check", "--article", "missing.txt"], 2, "cannot read article missing.txt"),
+        (["check", "--article", "a.txt", "--speaker", "Bob"], 2, "an article has no speaker"),
+        (["check", "--article", "a.txt", "--date", "May 2020"], 2, "--date must be YYYY-MM-DD"),
     ],
 )
 def test_bad_input_is_a_message_and_exit_code(
@@ -71,6 +81,66 @@ def test_bad_input_is_a_message_and_exit_code(
     assert got == code
     assert message in err
     assert "Traceback" not in err + out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("", "article news.json is empty"),
+        ('{"title": "T", "text": ', "article news.json starts with '{' but is not valid JSON"),
+        ('{"title": "T"}', "article news.json: no 'text'"),
+        ('{"title": "T", "text": ""}', "article news.json: 'text' must be a non-empty string"),
+        (
+            '{"text": "Body.", "date": "01/02/2020"}',
+            "article news.json: 'date' must be a date YYYY-MM-DD, not '01/02/2020'",
+        ),
+    ],
+)
+def test_a_bad_article_file_is_named(
+    content: str,
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    Path("news.json").write_text(content, encoding="utf-8")
+    got, out, err = run(
+        ["check", "--article", "news.json", "--method", "direct"], capsys, monkeypatch
+    )
+    assert got == 2
+    assert message in err
+    assert "Traceback" not in err + out
+
+
+def test_an_empty_stdin_article(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("  \n"))
+    got, _, err = run(["check", "--article", "-", "--method", "direct"], capsys, monkeypatch)
+    assert got == 2 and "article <stdin> is empty" in err
+
+
+def test_a_method_that_cannot_check_articles_is_refused_before_loading(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Path("news.txt").write_text("The tower was sold for scrap.", encoding="utf-8")
+    # The model file does not exist: reaching it would be exit code 3, not 2.
+    argv = ["check", "--article", "news.txt", "--method", "local", "--model", "local:/no.gguf"]
+    got, _, err = run(argv, capsys, monkeypatch)
+    assert got == 2
+    assert "method 'local' does not check articles; methods that do: " in err
+    assert "direct" in err and "rag" in err
+
+
+def test_a_batch_with_articles_on_a_claim_only_method(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = [{"claim": "Paris is in France."}, {"title": "T", "text": "The tower was sold."}]
+    Path("in.jsonl").write_text("\n".join(json.dumps(line) for line in lines))
+    argv = ["check", "--input", "in.jsonl", "--output", "out.jsonl", "--method", "local"]
+    got, _, err = run([*argv, "--model", "local:/no.gguf"], capsys, monkeypatch)
+    assert got == 2
+    assert "in.jsonl:2: method 'local' does not check articles" in err
+    assert not Path("out.jsonl").exists()
 
 
 def test_unreachable_endpoint(
@@ -210,3 +280,51 @@ def test_check_against_real_openai_compatible_server(llama_server: str) -> None:
     assert record["evidence"] and record["evidence"][0]["source"] == "offline-wiki"
     call = record["trace"]["calls"][0]
     assert call["backend"] == "openai" and call["structured_mode"] == "json_object"
+
+
+ARTICLE = {
+    "title": "City opens new library",
+    "text": "The city council opened a new public library on Main Street on Saturday. "
+    "The building has three floors and a reading garden.",
+    "url": "https://news.example.com/library",
+    "date": "2021-06-05",
+}
+
+
+@pytest.mark.integration
+def test_article_from_a_json_file(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    news = tmp_path / "news.json"
+    news.write_text(json.dumps(ARTICLE), encoding="utf-8")
+    argv = ["check", "--article", str(news), "--method", "direct", "--json"]
+    got, out, _ = run([*argv, "--date", "2021-07-01"], capsys, monkeypatch)
+    assert got == 0
+    record = json.loads(out)
+    assert record["article"] == {"title": ARTICLE["title"], "url": ARTICLE["url"]}
+    assert record["method"] == "direct" and record["label"] in ("REAL", "FAKE")
+    prompt = record["trace"]["calls"][0]["messages"][-1]["content"]
+    # --date is the cutoff the user asks for: it replaces the file's date.
+    assert prompt.startswith("Title: City opens new library\nDate: 2021-07-01\n")
+
+
+@pytest.mark.integration
+def test_article_from_a_text_file_and_from_stdin(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    news = tmp_path / "news.txt"
+    news.write_text(ARTICLE["text"] + "\n", encoding="utf-8")
+    got, out, _ = run(["check", "--article", str(news), "--method", "direct"], capsys, monkeypatch)
+    assert got == 0
+    # No title: the article is named by the start of its text.
+    assert "Article: The city council opened a new public library on Main Street on" in out
+    assert "REAL" in out or "FAKE" in out
+    monkeypatch.setattr(sys, "stdin", io.StringIO(ARTICLE["text"]))
+    argv = ["check", "--article", "-", "--method", "direct", "--json"]
+    got, out, _ = run(argv, capsys, monkeypatch)
+    assert got == 0
+    record = json.loads(out)
+    assert record["article"] == {"title": "", "url": None}
+    assert record["trace"]["calls"][0]["messages"][-1]["content"] == (
+        "Article text: " + ARTICLE["text"]
+    )

@@ -25,7 +25,9 @@ k = 3
 
 def test_defaults_without_file_or_env(tmp_path: Path) -> None:
     s = load_settings(env={}, cwd=tmp_path)
-    assert s.method == "rag" and s.model.spec == "local" and s.sources == ("offline-wiki",)
+    # No method named: it is chosen per subject (verity.api.resolve_method).
+    assert s.method is None and s.model.spec == "local" and s.sources == ("offline-wiki",)
+    assert load_settings(env={"VERITY_METHOD": "direct"}, cwd=tmp_path).method == "direct"
 
 
 def test_cli_over_file_over_env(tmp_path: Path) -> None:

@@ -3,7 +3,10 @@
 import verity
 verdict = verity.check("The Eiffel Tower is in Paris.")
 verdict = verity.check("...", method="direct", model="openai:gpt-4o-mini")
+verdict = verity.check(verity.Article(title="...", text="..."))   # zofia: the article default
 method = verity.load_method("rag", model="local", sources=("offline-wiki",), k=3)
+
+With no method named, a claim is checked by ``rag`` and an article by ``zofia``.
 """
 
 from __future__ import annotations
@@ -16,10 +19,14 @@ from verity.config import Settings
 from verity.domain import Article, Claim, Verdict
 from verity.errors import BadInputError
 from verity.llm.spec import ModelSet, ModelSettings
-from verity.methods.base import Method
+from verity.methods.base import Method, method_class, method_names, settings_for
 from verity.methods.base import load_method as _load_registered
 from verity.sources.base import Source
 from verity.sources.registry import make_source
+
+SubjectType = type[Claim] | type[Article]
+
+DEFAULT_METHODS: Mapping[SubjectType, str] = {Claim: "rag", Article: "zofia"}
 
 _sources: dict[str, Source] = {}
 _sources_lock = threading.Lock()
@@ -40,6 +47,40 @@ def as_subject(value: str | Claim | Article) -> Claim | Article:
     if not isinstance(value, str) or not value.strip():
         raise BadInputError("the claim is empty: give a sentence to check")
     return Claim(text=value)
+
+
+def default_method(kind: SubjectType) -> str:
+    """The method used when none is named: ``rag`` for claims, ``zofia`` for articles."""
+    return DEFAULT_METHODS[kind]
+
+
+def resolve_method(name: str | None, kind: SubjectType) -> str:
+    """The method to run on a subject of this type: ``name``, else the type's default.
+
+    The method's ``accepts`` is checked here, before any model or index loads.
+
+        resolve_method(None, Claim)        # 'rag'
+        resolve_method("local", Article)   # BadInputError naming the methods that do
+    """
+    chosen = default_method(kind) if name is None else name
+    if not issubclass(kind, tuple(method_class(chosen).accepts)):
+        others = ", ".join(_methods_accepting(kind)) or "none"
+        raise BadInputError(
+            f"method {chosen!r} does not check {kind.__name__.lower()}s; methods that do: {others}"
+        )
+    return chosen
+
+
+def _methods_accepting(kind: SubjectType) -> list[str]:
+    names = []
+    for name in method_names():
+        try:
+            cls = method_class(name)
+        except ImportError:
+            continue  # a broken plug-in must not hide the answer about the chosen method
+        if issubclass(kind, tuple(getattr(cls, "accepts", ()))):
+            names.append(name)
+    return names
 
 
 def _model_settings(model: str | ModelSettings, base_url: str | None) -> ModelSettings:
@@ -64,36 +105,41 @@ def load_method(
     )
 
 
-def method_from_settings(settings: Settings) -> Method:
-    """The method that settings describe (used by the CLI and the benchmark harness)."""
+def method_from_settings(settings: Settings, kind: SubjectType = Claim) -> Method:
+    """The method that settings describe for subjects of this type (used by the CLI)."""
+    name = resolve_method(settings.method, kind)
     return load_method(
-        settings.method,
+        name,
         model=settings.model,
         sources=settings.sources,
         roles=settings.roles,
-        **settings.methods.get(settings.method, {}),
+        **settings_for(name, settings.methods),
     )
 
 
 def check(
     subject: str | Claim | Article,
     *,
-    method: str = "rag",
+    method: str | None = None,
     model: str | ModelSettings = "local",
     base_url: str | None = None,
     sources: Sequence[str] = ("offline-wiki",),
     **config: Any,
 ) -> Verdict:
-    """Check one claim (or article) and return the verdict with its evidence and trace."""
+    """Check one claim (or article) and return the verdict with its evidence and trace.
+
+    ``method`` None is ``rag`` for a claim and ``zofia`` for an article.
+    """
     target = as_subject(subject)
-    built = load_method(method, model=model, base_url=base_url, sources=sources, **config)
+    name = resolve_method(method, type(target))
+    built = load_method(name, model=model, base_url=base_url, sources=sources, **config)
     return built.verify(target)
 
 
 async def acheck(
     subject: str | Claim | Article,
     *,
-    method: str = "rag",
+    method: str | None = None,
     model: str | ModelSettings = "local",
     base_url: str | None = None,
     sources: Sequence[str] = ("offline-wiki",),
@@ -101,5 +147,6 @@ async def acheck(
 ) -> Verdict:
     """Async twin of `check`."""
     target = as_subject(subject)
-    built = load_method(method, model=model, base_url=base_url, sources=sources, **config)
+    name = resolve_method(method, type(target))
+    built = load_method(name, model=model, base_url=base_url, sources=sources, **config)
     return await built.averify(target)

@@ -1,12 +1,19 @@
 """Batch checking from JSONL to JSONL, written as results finish, resumable after a crash.
 
-    items, bad = read_claims(Path("claims.jsonl"))
+    items, bad = read_items(Path("inputs.jsonl"))
     run_batch(items, method.verify, Path("results.jsonl"), concurrency=2)
 
-Each input line is an object with ``claim`` and optional ``id``, ``date`` (ISO), ``speaker``.
-Each output line is the object ``verity check --json`` prints, plus ``id``. An item's key
-is its ``id``, else a hash of its claim, date and speaker; a rerun skips every key already
-in the output. A line cut short by a crash is dropped on the next run and redone.
+Each input line is a JSON object, a claim or an article, with an optional ``id``:
+
+    {"id": "c1", "claim": "Paris is in France.", "date": "2020-01-01", "speaker": "Ann"}
+    {"id": "a1", "title": "...", "text": "...", "url": "https://...", "date": "2020-01-01"}
+
+A line with a ``claim`` key is a claim (``date`` YYYY-MM-DD and ``speaker`` optional); a
+line with ``text`` and no ``claim`` is an article (``title``, ``url`` and ``date``
+optional). Other keys are ignored. Each output line is the object ``verity check --json``
+prints, plus ``id``. An item's key is its ``id``, else a hash of what identifies the
+claim or article; a rerun skips every key already in the output. A line cut short by a
+crash is dropped on the next run and redone.
 """
 
 from __future__ import annotations
@@ -21,19 +28,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from verity.domain import Claim, Verdict
+from verity.domain import Article, Claim, Verdict
 from verity.errors import BadInputError
+from verity.inputs import subject_from_record
 
 
 @dataclass(frozen=True)
 class BatchItem:
-    """One claim of a batch, with the key that identifies it across runs."""
+    """One claim or article of a batch, with the key that identifies it across runs."""
 
     key: str
     line: int
-    claim: Claim
+    subject: Claim | Article
 
 
 @dataclass(frozen=True)
@@ -46,22 +52,26 @@ class BadLine:
 
 @dataclass(frozen=True)
 class Failure:
-    """A claim whose check failed, and the error."""
+    """A claim or article whose check failed, and the error."""
 
     item: BatchItem
     error: Exception
 
 
-def item_key(record: dict[str, Any], claim: Claim) -> str:
-    """The record's id, else a stable hash of what identifies the claim."""
+def item_key(record: dict[str, Any], subject: Claim | Article) -> str:
+    """The record's id, else a stable hash of what identifies the claim or article."""
     if record.get("id") is not None:
         return str(record["id"])
-    basis = json.dumps([claim.text, str(claim.date), claim.speaker], ensure_ascii=False)
+    if isinstance(subject, Claim):
+        fields = [subject.text, str(subject.date), subject.speaker]
+    else:
+        fields = ["article", subject.title, subject.text, subject.url, str(subject.date)]
+    basis = json.dumps(fields, ensure_ascii=False)
     return "sha1:" + hashlib.sha1(basis.encode("utf-8")).hexdigest()[:16]
 
 
-def read_claims(path: Path) -> tuple[list[BatchItem], list[BadLine]]:
-    """Parse a JSONL file of claims; bad lines are reported, good ones kept."""
+def read_items(path: Path) -> tuple[list[BatchItem], list[BadLine]]:
+    """Parse a JSONL file of claims and articles; bad lines are reported, good ones kept."""
     try:
         blob = path.read_bytes()
     except OSError as exc:
@@ -87,27 +97,16 @@ def read_claims(path: Path) -> tuple[list[BatchItem], list[BadLine]]:
             bad.append(BadLine(number, "not a JSON object"))
             continue
         try:
-            claim = Claim(
-                text=record.get("claim") or "",
-                date=record.get("date"),
-                speaker=record.get("speaker"),
-            )
-        except ValidationError as exc:
-            fields = ", ".join(str(e["loc"][0]) for e in exc.errors())
-            bad.append(
-                BadLine(
-                    number,
-                    f"invalid {fields}: a non-empty 'claim' is required"
-                    " and 'date' must be YYYY-MM-DD",
-                )
-            )
+            subject = subject_from_record(record)
+        except BadInputError as exc:
+            bad.append(BadLine(number, str(exc)))
             continue
-        key = item_key(record, claim)
+        key = item_key(record, subject)
         if key in seen:
             bad.append(BadLine(number, f"duplicate id {key!r}"))
             continue
         seen.add(key)
-        items.append(BatchItem(key=key, line=number, claim=claim))
+        items.append(BatchItem(key=key, line=number, subject=subject))
     return items, bad
 
 
@@ -162,7 +161,7 @@ class JsonlAppender:
 
 def run_batch(
     items: Iterable[BatchItem],
-    verify: Callable[[Claim], Verdict],
+    verify: Callable[[Claim | Article], Verdict],
     output: Path,
     *,
     concurrency: int = 1,
@@ -170,9 +169,9 @@ def run_batch(
 ) -> list[Failure]:
     """Check every item not yet in ``output``, appending each result as it finishes.
 
-    An error on one claim is returned as a failure (and appended to
+    An error on one item is returned as a failure (and appended to
     ``<output>.errors.jsonl``) while the others go on: a long batch is not lost to one
-    odd claim. An interrupt stops the run after the checks in flight; a rerun resumes
+    odd claim or article. An interrupt stops the run after the checks in flight; a rerun resumes
     after the last written result.
     """
     done = done_keys(output)
@@ -183,8 +182,8 @@ def run_batch(
 
     def one(item: BatchItem) -> None:
         try:
-            verdict = verify(item.claim)
-        except Exception as exc:  # noqa: BLE001 - recorded per claim, see the docstring
+            verdict = verify(item.subject)
+        except Exception as exc:  # noqa: BLE001 - recorded per item, see the docstring
             failures.append(Failure(item, exc))
             errors.write(
                 {"id": item.key, "line": item.line, "error": str(exc), "type": type(exc).__name__}

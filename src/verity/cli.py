@@ -2,6 +2,7 @@
 
 verity check "The Eiffel Tower is in Paris."
 verity check "..." --model openai:gpt-4o-mini --source wikipedia --json
+verity check --article news.json            # or a .txt file, or - for stdin
 verity check --input claims.jsonl --output results.jsonl
 verity index build docs/ --name mydocs
 """
@@ -11,9 +12,10 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -21,6 +23,10 @@ from rich.console import Console
 from verity import render
 from verity.bench.command import bench as bench_command
 from verity.errors import BadInputError, VerityError
+
+if TYPE_CHECKING:
+    from verity.batch import BatchItem
+    from verity.domain import Article, Claim, Verdict
 
 app = typer.Typer(
     add_completion=False,
@@ -66,7 +72,14 @@ def _settings(
 @app.command()
 def check(
     claim: Annotated[str | None, typer.Argument(help="The claim to check.")] = None,
-    method: Annotated[str | None, typer.Option(help="Method name (default rag).")] = None,
+    article: Annotated[
+        Path | None,
+        typer.Option("--article", help="A news article: a text or JSON file, or - for stdin."),
+    ] = None,
+    method: Annotated[
+        str | None,
+        typer.Option(help="Method name (default rag for a claim, zofia for an article)."),
+    ] = None,
     model: Annotated[
         str | None, typer.Option(help="local | local:/path/model.gguf | openai:MODEL")
     ] = None,
@@ -80,7 +93,8 @@ def check(
         list[str] | None, typer.Option("--source", help="Evidence source (repeatable).")
     ] = None,
     claim_date: Annotated[
-        str | None, typer.Option("--date", help="Claim date YYYY-MM-DD (retrieval cutoff).")
+        str | None,
+        typer.Option("--date", help="Claim or article date YYYY-MM-DD (retrieval cutoff)."),
     ] = None,
     speaker: Annotated[str | None, typer.Option(help="Who made the claim.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
@@ -88,7 +102,7 @@ def check(
         Path | None, typer.Option("--trace", help="Write the full verdict and trace here.")
     ] = None,
     input_file: Annotated[
-        Path | None, typer.Option("--input", help="JSONL of claims to check in a batch.")
+        Path | None, typer.Option("--input", help="JSONL of claims or articles to check.")
     ] = None,
     output_file: Annotated[
         Path | None, typer.Option("--output", help="JSONL results of a batch (appended).")
@@ -96,9 +110,8 @@ def check(
     concurrency: Annotated[int, typer.Option(min=1, help="Parallel checks in a batch.")] = 1,
     config: ConfigOpt = None,
 ) -> None:
-    """Check a claim, or a batch of claims with --input and --output."""
+    """Check a claim, an article with --article, or a batch with --input and --output."""
     from verity.api import method_from_settings
-    from verity.domain import Claim
 
     settings = _settings(
         config,
@@ -108,18 +121,15 @@ def check(
         api_key_env=api_key_env,
         sources=source,
     )
+    _one_input(claim, article, input_file)
     if input_file is not None or output_file is not None:
-        inputs, outputs = _batch_paths(
-            claim, input_file, output_file, as_json, trace, claim_date, speaker
-        )
-        _batch(method_from_settings(settings), inputs, outputs, concurrency)
+        inputs, outputs = _batch_paths(input_file, output_file, as_json, trace, claim_date, speaker)
+        _batch(settings, inputs, outputs, concurrency)
         return
-    if claim is None or not claim.strip():
-        raise BadInputError("the claim is empty: give a sentence to check")
+    subject = _subject(claim, article, claim_date, speaker)
     if trace is not None and not trace.parent.is_dir():
         raise BadInputError(f"--trace {trace}: folder {trace.parent} does not exist")
-    subject = Claim(text=claim, date=_parse_date(claim_date), speaker=speaker)
-    verdict = method_from_settings(settings).verify(subject)
+    verdict = method_from_settings(settings, type(subject)).verify(subject)
     record = verdict.to_json_dict()
     # The verdict is shown first, so a trace file that cannot be written loses nothing.
     if as_json:
@@ -134,8 +144,46 @@ def check(
             raise BadInputError(f"cannot write --trace {trace}: {exc.strerror or exc}") from exc
 
 
+def _one_input(claim: str | None, article: Path | None, input_file: Path | None) -> None:
+    given = [
+        name
+        for name, value in (("a claim", claim), ("--article", article), ("--input", input_file))
+        if value is not None
+    ]
+    if len(given) > 1:
+        raise BadInputError(f"give either {given[0]} or {given[1]}, not both")
+
+
+def _subject(
+    claim: str | None, article: Path | None, claim_date: str | None, speaker: str | None
+) -> Claim | Article:
+    from verity.domain import Claim
+
+    when = _parse_date(claim_date)
+    if article is not None:
+        if speaker is not None:
+            raise BadInputError("--speaker is for a claim; an article has no speaker")
+        found = _read_article(article)
+        # --date is the retrieval cutoff the user asks for: it wins over the file's date.
+        return found if when is None else found.model_copy(update={"date": when})
+    if claim is None or not claim.strip():
+        raise BadInputError("the claim is empty: give a sentence to check, or --article FILE")
+    return Claim(text=claim, date=when, speaker=speaker)
+
+
+def _read_article(path: Path) -> Article:
+    from verity.inputs import parse_article, read_article
+
+    if str(path) != "-":
+        return read_article(path)
+    try:
+        content = sys.stdin.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInputError(f"cannot read the article from stdin: {exc}") from exc
+    return parse_article(content, "<stdin>")
+
+
 def _batch_paths(
-    claim: str | None,
     input_file: Path | None,
     output_file: Path | None,
     as_json: bool,
@@ -143,8 +191,6 @@ def _batch_paths(
     claim_date: str | None,
     speaker: str | None,
 ) -> tuple[Path, Path]:
-    if claim is not None:
-        raise BadInputError("give either a claim or --input, not both")
     if input_file is None or output_file is None:
         raise BadInputError("a batch needs both --input and --output")
     ignored = [
@@ -159,8 +205,8 @@ def _batch_paths(
     ]
     if ignored:
         raise BadInputError(
-            f"{', '.join(ignored)} apply to one claim; in a batch, each output line is the "
-            "--json object with its trace, and date and speaker come from the input lines"
+            f"{', '.join(ignored)} apply to one claim or article; in a batch, each output line "
+            "is the --json object with its trace, and date and speaker come from the input lines"
         )
     return input_file, output_file
 
@@ -174,13 +220,14 @@ def _parse_date(value: str | None) -> date | None:
         raise BadInputError(f"--date must be YYYY-MM-DD, not {value!r}") from exc
 
 
-def _batch(method: Any, input_file: Path, output_file: Path, concurrency: int) -> None:
+def _batch(settings: Any, input_file: Path, output_file: Path, concurrency: int) -> None:
     from rich.progress import Progress
 
-    from verity.batch import done_keys, read_claims, run_batch
-    from verity.domain import Usage, Verdict
+    from verity.batch import done_keys, read_items, run_batch
+    from verity.domain import Usage
 
-    items, bad = read_claims(input_file)
+    items, bad = read_items(input_file)
+    verify = _verifier(settings, items, input_file)
     for line in bad:
         err.print(f"[yellow]{input_file}:{line.line}: skipped: {line.reason}[/]")
     todo = len(items) - len(done_keys(output_file) & {i.key for i in items})
@@ -196,7 +243,7 @@ def _batch(method: Any, input_file: Path, output_file: Path, concurrency: int) -
     with Progress(console=err, transient=False) as progress:
         task = progress.add_task("checking", total=todo)
         failures = run_batch(
-            items, method.verify, output_file, concurrency=concurrency, on_result=finished
+            items, verify, output_file, concurrency=concurrency, on_result=finished
         )
     for failure in failures:
         err.print(f"[red]{input_file}:{failure.item.line}: failed: {failure.error}[/]")
@@ -211,6 +258,30 @@ def _batch(method: Any, input_file: Path, output_file: Path, concurrency: int) -
     )
     if bad or failures:
         raise typer.Exit(code=2 if bad else _exit_code(failures[0].error))
+
+
+def _verifier(
+    settings: Any, items: list[BatchItem], input_file: Path
+) -> Callable[[Claim | Article], Verdict]:
+    """One method per kind of subject in the batch, each chosen before any model loads."""
+    from verity.api import method_from_settings, resolve_method
+    from verity.methods.base import Method
+
+    first_line: dict[type[Claim] | type[Article], int] = {}
+    for item in items:
+        first_line.setdefault(type(item.subject), item.line)
+    names = {}
+    for kind, line in first_line.items():
+        try:
+            names[kind] = resolve_method(settings.method, kind)
+        except BadInputError as exc:
+            raise BadInputError(f"{input_file}:{line}: {exc}") from exc
+    by_name: dict[str, Method] = {}
+    for kind, name in names.items():
+        if name not in by_name:  # claims and articles on one method share its models
+            by_name[name] = method_from_settings(settings, kind)
+    methods = {kind: by_name[name] for kind, name in names.items()}
+    return lambda subject: methods[type(subject)].verify(subject)
 
 
 @app.command()

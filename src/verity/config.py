@@ -4,7 +4,7 @@
 
 A ``verity.toml`` looks like this (every key optional)::
 
-    method = "rag"
+    method = "rag"              # unset: rag for claims, zofia for articles
     sources = ["offline-wiki", "wikipedia"]
 
     [model]                     # the default model for every agent role
@@ -41,11 +41,14 @@ DEFAULT_CONFIG_FILE = "verity.toml"
 
 
 class Settings(BaseModel):
-    """Everything a ``verity check`` or benchmark run needs to know."""
+    """Everything a ``verity check`` or benchmark run needs to know.
+
+    ``method`` None means the default for what is checked (`verity.api.resolve_method`).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    method: str = "rag"
+    method: str | None = None
     model: ModelSettings = ModelSettings()
     roles: dict[str, ModelSettings] = Field(default_factory=dict)
     sources: tuple[str, ...] = ("offline-wiki",)

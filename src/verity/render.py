@@ -6,9 +6,10 @@ import os
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from verity.domain import Label, Verdict
+from verity.domain import Article, Label, Verdict
 from verity.errors import ConfigError
 
 _COLOURS = {
@@ -21,8 +22,19 @@ _COLOURS = {
 }
 
 
+def article_heading(article: Article, width: int = 80) -> str:
+    """How an article is named on screen: its title, else the start of its text."""
+    if article.title.strip():
+        return " ".join(article.title.split())
+    text = " ".join(article.text.split())
+    return text if len(text) <= width else text[:width].rstrip() + " ..."
+
+
 def verdict(console: Console, v: Verdict) -> None:
-    """Label, confidence, explanation, cited evidence and cost."""
+    """The article checked, if any; label, confidence, explanation, evidence and cost."""
+    if isinstance(v.subject, Article):
+        # The article came from a file: say which one the verdict is about.
+        console.print(f"[bold]Article:[/] {escape(article_heading(v.subject))}", highlight=False)
     colour = _COLOURS.get(v.label, "white")
     confidence = "n/a" if v.confidence is None else f"{v.confidence:.2f}"
     console.print(f"[bold {colour}]{v.label.value}[/]  confidence {confidence}  ({v.method})")

@@ -126,13 +126,13 @@ def test_gold_setting_needs_gold_evidence(tmp_path: Path) -> None:
         prepare(config, load=load_dataset, build=lambda n, s: None, sources=lambda split: [])
 
 
-def test_claim_methods_refuse_article_datasets(tmp_path: Path) -> None:
+def test_claim_only_methods_refuse_article_datasets(tmp_path: Path) -> None:
     def build(name, sources):
         return load_method(name, models=ModelSet(ModelClient(FakeChatModel([]))))
 
     with pytest.raises(BadInputError, match="does not check articles"):
         prepare(
-            BenchConfig(dataset="politifact", methods=("direct",), out=tmp_path, setting="closed"),
+            BenchConfig(dataset="politifact", methods=("local",), out=tmp_path, setting="closed"),
             load=load_dataset,
             build=build,
             sources=lambda split: [],

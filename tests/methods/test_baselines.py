@@ -12,7 +12,7 @@ from verity.domain import Article, Claim, Evidence, Label
 from verity.errors import BadInputError, ConfigError, SourceUnavailableError, UnknownNameError
 from verity.llm.client import ModelClient
 from verity.llm.spec import ModelSet
-from verity.methods.base import load_method, method_names
+from verity.methods.base import load_method, method_class, method_names
 from verity.sources.base import apply_filters
 from verity.testing import FakeChatModel
 
@@ -157,10 +157,117 @@ def test_rag_fails_when_every_source_fails() -> None:
         method.verify(Claim(text="q"))
 
 
-def test_methods_reject_articles() -> None:
-    models, _ = fake_models()
-    with pytest.raises(BadInputError, match="checks claims"):
-        load_method("direct", models=models).verify(Article(title="t", text="body"))
+def test_claim_only_methods_reject_articles() -> None:
+    from verity.methods.common import require_claim
+
+    with pytest.raises(BadInputError, match="method 'local' checks claims, not articles"):
+        require_claim(Article(title="t", text="body"), "local")
+
+
+def test_the_baselines_accept_articles() -> None:
+    for name in ("direct", "rag"):
+        assert set(method_class(name).accepts) == {Claim, Article}
+
+
+NEWS = Article(
+    title="Eiffel Tower sold for scrap",
+    text="Paris sold the Eiffel Tower for scrap on Monday. The buyer was not named.",
+    url="https://news.example.com/tower",
+    date=date(2020, 1, 1),
+)
+
+
+def test_direct_judges_an_article_real_or_fake() -> None:
+    models, fake = fake_models(judged("FAKE", confidence=0.7))
+    verdict = load_method("direct", models=models).verify(NEWS)
+    assert verdict.label is Label.FAKE and verdict.confidence == 0.7
+    assert verdict.subject == NEWS and verdict.evidence == ()
+    messages, _, schema = fake.requests[0]
+    assert "news article is real or fake" in messages[0].content
+    assert messages[-1].content == (
+        "Title: Eiffel Tower sold for scrap\n"
+        "Date: 2020-01-01\n"
+        "URL: https://news.example.com/tower\n"
+        "Article text: Paris sold the Eiffel Tower for scrap on Monday. The buyer was not named."
+    )
+    assert schema is not None and schema["properties"]["label"]["enum"] == ["REAL", "FAKE"]
+    assert list(schema["properties"]) == ["explanation", "label", "confidence"]
+    assert verdict.trace.calls[0].step == "direct.judge_article"
+
+
+def test_a_claim_label_is_no_answer_for_an_article() -> None:
+    from verity.errors import ModelOutputError
+
+    models, _ = fake_models(*[judged("SUPPORTED")] * 5)
+    with pytest.raises(ModelOutputError):
+        load_method("direct", models=models).verify(NEWS)
+
+
+def test_article_text_is_cut_to_max_article_words() -> None:
+    words = [f"w{i}" for i in range(1, 701)]
+    long = Article(text="\n".join([" ".join(words[:350]), " ".join(words[350:])]))
+    models, fake = fake_models(judged("REAL"), judged("REAL"))
+    load_method("direct", models=models).verify(long)
+    prompt = fake.requests[0][0][-1].content
+    assert prompt.endswith(" w600 ...") and " w601" not in prompt
+    assert "w350\nw351" in prompt  # line breaks inside the kept text stay
+    load_method("direct", models=models, max_article_words=5).verify(long)
+    assert fake.requests[1][0][-1].content == "Article text: w1 w2 w3 w4 w5 ..."
+
+
+def test_rag_searches_an_article_by_its_title_before_its_date() -> None:
+    models, fake = fake_models(judged("REAL", cited=[2]))
+    source = ListSource()
+    verdict = load_method("rag", models=models, sources=[source], k=3).verify(NEWS)
+    assert source.queries == [("Eiffel Tower sold for scrap", 3, date(2020, 1, 1))]
+    messages, _, schema = fake.requests[0]
+    prompt = messages[-1].content
+    assert prompt.startswith("Title: Eiffel Tower sold for scrap\nDate: 2020-01-01\n")
+    assert "Article text: Paris sold the Eiffel Tower" in prompt
+    # The 2030 passage is after the article date and never shown.
+    assert "[2] Berlin (list)" in prompt and "Paris is the capital" not in prompt
+    assert schema is not None and schema["properties"]["label"]["enum"] == ["REAL", "FAKE"]
+    assert verdict.label is Label.REAL and verdict.subject == NEWS
+    assert [e.title for e in verdict.evidence] == ["Berlin"]
+    trace = verdict.trace.model_dump()
+    assert trace["query"] == "Eiffel Tower sold for scrap" and trace["citations_valid"] is True
+    assert verdict.trace.calls[0].step == "rag.judge_article"
+
+
+def test_rag_searches_an_untitled_article_by_its_first_sentence() -> None:
+    models, _ = fake_models(judged("FAKE"), judged("FAKE"))
+    source = ListSource()
+    method = load_method("rag", models=models, sources=[source])
+    method.verify(Article(text="Dr. Smith sold the tower. It went for scrap.\n\nMore later."))
+    assert source.queries[0][0] == "Dr. Smith sold the tower."
+    rambling = "The tower " + "and the bridge " * 40 + "were sold."
+    method.verify(Article(text=rambling + " Second sentence."))
+    query = source.queries[1][0]
+    # 10 + 19 * 15 characters, then "and": the next word would pass 300, so it is left out.
+    assert query == rambling[:298] and query.endswith(" bridge and")
+
+
+def test_rag_caps_an_article_title_query() -> None:
+    from verity.methods.article import retrieval_query
+
+    title = "word " * 100
+    assert retrieval_query(Article(title=title, text="Body.")) == ("word " * 60).strip()
+    assert retrieval_query(Article(title="x" * 400, text="Body.")) == "x" * 300
+
+
+def test_rag_article_text_is_cut_too() -> None:
+    models, fake = fake_models(judged("FAKE"))
+    article = Article(title="T", text=" ".join(f"w{i}" for i in range(1, 50)))
+    load_method("rag", models=models, sources=[ListSource()], max_article_words=3).verify(article)
+    assert "Article text: w1 w2 w3 ...\n\nEvidence:\n[1]" in fake.requests[0][0][-1].content
+
+
+def test_rag_article_async_twin() -> None:
+    models, _ = fake_models(judged("REAL", cited=[1]))
+    source = ListSource()
+    verdict = asyncio.run(load_method("rag", models=models, sources=[source]).averify(NEWS))
+    assert verdict.label is Label.REAL
+    assert source.queries[0][0] == "Eiffel Tower sold for scrap"
 
 
 def test_rag_async_twin() -> None:
@@ -195,6 +302,24 @@ def test_direct_for_real_async() -> None:
     )
     assert verdict.method == "direct" and verdict.evidence == ()
     assert verdict.usage.llm_calls >= 1
+
+
+@pytest.mark.integration
+def test_direct_on_an_article_for_real() -> None:
+    article = Article(
+        title="City opens new library",
+        text="The city council opened a new public library on Main Street on Saturday. "
+        "The building has three floors and a reading garden.",
+        date=date(2021, 6, 5),
+    )
+    import verity
+
+    verdict = verity.check(article, method="direct")
+    assert verdict.label in (Label.REAL, Label.FAKE)
+    assert verdict.subject == article and verdict.method == "direct"
+    call = verdict.trace.calls[0]
+    assert call.backend == "local" and call.step == "direct.judge_article"
+    assert call.parsed is not None and call.parsed["label"] in ("REAL", "FAKE")
 
 
 def test_percentage_confidence_is_read_as_a_fraction() -> None:

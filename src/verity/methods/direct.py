@@ -1,6 +1,10 @@
-"""Baseline ``direct``: the model judges the claim from its own knowledge, no evidence.
+"""Baseline ``direct``: the model judges the claim or article from its own knowledge.
 
-verdict = load_method("direct", models=models).verify(Claim(text="Water boils at 50 C."))
+    verdict = load_method("direct", models=models).verify(Claim(text="Water boils at 50 C."))
+    verdict = load_method("direct", models=models).verify(Article(title="...", text="..."))
+
+A claim gets SUPPORTED, REFUTED or NOT_ENOUGH_INFO; an article REAL or FAKE, judged from
+its title, date, URL and the first ``max_article_words`` words of its text.
 """
 
 from __future__ import annotations
@@ -8,12 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from pydantic import Field
+
 from verity.domain import Article, Claim, Evidence, Label, Verdict
 from verity.llm.calllog import CallLog
 from verity.llm.spec import ModelSet
 from verity.llm.step import Step
+from verity.methods.article import ArticleJudgement, article_context, truncate_words
 from verity.methods.base import MethodConfig
-from verity.methods.common import ClaimJudgement, require_claim
+from verity.methods.common import ClaimJudgement
 from verity.sources.base import Source
 
 JUDGE = Step(
@@ -28,6 +35,18 @@ JUDGE = Step(
     output=ClaimJudgement,
 )
 
+JUDGE_ARTICLE = Step(
+    name="direct.judge_article",
+    instruction=(
+        "You are a professional fact-checker. Decide whether the news article is real or "
+        "fake using only your own knowledge. Use REAL if its main claims are true and it "
+        "reports actual events, FAKE if it is fabricated or its main claims are false. "
+        "Explain briefly first, then give the label and your confidence between 0 and 1."
+    ),
+    template="{context}Article text: {text}",
+    output=ArticleJudgement,
+)
+
 
 def claim_context(claim: Claim) -> str:
     """Speaker and date lines for prompts, when the claim carries them."""
@@ -40,14 +59,18 @@ def claim_context(claim: Claim) -> str:
 
 
 class DirectConfig(MethodConfig):
-    """``direct`` has no settings of its own beyond the model."""
+    """Settings of ``direct``."""
+
+    max_article_words: int = Field(
+        default=600, ge=1, description="words of an article's text shown to the model"
+    )
 
 
 class DirectMethod:
     """The model's own knowledge, one call."""
 
     name: ClassVar[str] = "direct"
-    accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Claim,)
+    accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Claim, Article)
 
     def __init__(self, *, models: ModelSet, sources: Sequence[Source] = (), **config: Any) -> None:
         self.config = DirectConfig(**config)
@@ -61,24 +84,35 @@ class DirectMethod:
     def verify(
         self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
     ) -> Verdict:
-        """Judge the claim in one call; given evidence is ignored (closed book)."""
-        claim = require_claim(subject, self.name)
+        """Judge the claim or article in one call; given evidence is ignored (closed book)."""
         log = CallLog()
-        judgement = JUDGE.run(self.model, log=log, claim=claim.text, context=claim_context(claim))
-        return self._verdict(claim, judgement, log)
+        step, inputs = self._prompt(subject)
+        judgement = step.run(self.model, log=log, **inputs)
+        return self._verdict(subject, judgement, log)
 
     async def averify(
         self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
     ) -> Verdict:
         """Async twin of `verify`."""
-        claim = require_claim(subject, self.name)
         log = CallLog()
-        judgement = await JUDGE.arun(
-            self.model, log=log, claim=claim.text, context=claim_context(claim)
-        )
-        return self._verdict(claim, judgement, log)
+        step, inputs = self._prompt(subject)
+        judgement = await step.arun(self.model, log=log, **inputs)
+        return self._verdict(subject, judgement, log)
 
-    def _verdict(self, claim: Claim, judgement: ClaimJudgement, log: CallLog) -> Verdict:
+    def _prompt(
+        self, subject: Claim | Article
+    ) -> tuple[Step[ClaimJudgement] | Step[ArticleJudgement], dict[str, Any]]:
+        if isinstance(subject, Article):
+            text = truncate_words(subject.text, self.config.max_article_words)
+            return JUDGE_ARTICLE, {"text": text, "context": article_context(subject)}
+        return JUDGE, {"claim": subject.text, "context": claim_context(subject)}
+
+    def _verdict(
+        self,
+        subject: Claim | Article,
+        judgement: ClaimJudgement | ArticleJudgement,
+        log: CallLog,
+    ) -> Verdict:
         return Verdict(
             label=Label(judgement.label),
             confidence=judgement.confidence,
@@ -86,5 +120,5 @@ class DirectMethod:
             usage=log.usage(),
             trace=log.trace(),
             method=self.name,
-            subject=claim,
+            subject=subject,
         )

@@ -1,13 +1,16 @@
-"""Baseline ``rag``: retrieve top-k passages, judge the claim citing them by number.
+"""Baseline ``rag``: retrieve top-k passages, judge the claim or article citing them.
 
     method = load_method("rag", models=models, sources=[OfflineWiki()], k=5)
     verdict = method.verify(Claim(text="The Eiffel Tower is in Paris."))
     verdict.evidence      # the passages the model cited
+    verdict = method.verify(Article(title="Tower sold for scrap", text="..."))   # REAL or FAKE
 
-The query is the claim text. A claim's date is the retrieval cutoff, so no passage
-published on or after it can leak the answer. The verdict's evidence is the passages
-the model cited; when it cites none that exist, it is every passage it was shown, and
-the trace says so (``citations_valid`` false).
+The query is the claim text; for an article, its title, else its first sentence, at most
+300 characters. A claim's or article's date is the retrieval cutoff, so no passage
+published on or after it can leak the answer. An article is shown to the model as its
+title, date, URL and first ``max_article_words`` words. The verdict's evidence is the
+passages the model cited; when it cites none that exist, it is every passage it was
+shown, and the trace says so (``citations_valid`` false).
 """
 
 from __future__ import annotations
@@ -22,8 +25,14 @@ from verity.domain import Article, Claim, Evidence, Label, Verdict
 from verity.llm.calllog import CallLog
 from verity.llm.spec import ModelSet
 from verity.llm.step import Step
+from verity.methods.article import (
+    CitedArticleJudgement,
+    article_context,
+    retrieval_query,
+    truncate_words,
+)
 from verity.methods.base import MethodConfig
-from verity.methods.common import CitedJudgement, numbered, require_claim, retrieve
+from verity.methods.common import CitedJudgement, numbered, retrieve
 from verity.methods.direct import claim_context
 from verity.sources.base import Source
 
@@ -41,6 +50,22 @@ JUDGE = Step(
     output=CitedJudgement,
 )
 
+JUDGE_ARTICLE = Step(
+    name="rag.judge_article",
+    instruction=(
+        "You are a professional fact-checker. Decide whether the news article is real or "
+        "fake, using the numbered evidence passages and your own knowledge. Use REAL if its "
+        "main claims are true and it reports actual events, FAKE if the passages contradict "
+        "it or it is fabricated. Explain briefly first, citing passages by number like [1]; "
+        "then give the label, your confidence between 0 and 1, and the numbers of the "
+        "passages you relied on."
+    ),
+    template="{context}Article text: {text}\n\nEvidence:\n{evidence}",
+    output=CitedArticleJudgement,
+)
+
+Judgement = CitedJudgement | CitedArticleJudgement
+
 
 class RagConfig(MethodConfig):
     """Settings of ``rag``."""
@@ -50,13 +75,16 @@ class RagConfig(MethodConfig):
         default=10, ge=1, description="passages shown to the model, all sources together"
     )
     max_chars: int = Field(default=1000, ge=100, description="characters kept per passage")
+    max_article_words: int = Field(
+        default=600, ge=1, description="words of an article's text shown to the model"
+    )
 
 
 class RagMethod:
     """Retrieval, then one judging call over numbered passages."""
 
     name: ClassVar[str] = "rag"
-    accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Claim,)
+    accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Claim, Article)
 
     def __init__(self, *, models: ModelSet, sources: Sequence[Source] = (), **config: Any) -> None:
         self.config = RagConfig(**config)
@@ -77,45 +105,57 @@ class RagMethod:
         self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
     ) -> Verdict:
         """Retrieve (unless evidence is given), then judge."""
-        claim = require_claim(subject, self.name)
         log = CallLog()
-        evidence = self._given(evidence) if evidence is not None else self._retrieve(claim, log)
-        judgement = JUDGE.run(self.model, log=log, **self._inputs(claim, evidence))
-        return self._verdict(claim, evidence, judgement, log)
+        query = self._query(subject)
+        if evidence is not None:
+            evidence = self._given(evidence)
+        else:
+            evidence = self._retrieve(query, subject, log)
+        step, inputs = self._prompt(subject, evidence)
+        judgement = step.run(self.model, log=log, **inputs)
+        return self._verdict(subject, query, evidence, judgement, log)
 
     async def averify(
         self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
     ) -> Verdict:
         """Async twin of `verify`; sources run in a worker thread."""
-        claim = require_claim(subject, self.name)
         log = CallLog()
+        query = await asyncio.to_thread(self._query, subject)
         if evidence is not None:
             evidence = self._given(evidence)
         else:
-            evidence = await asyncio.to_thread(self._retrieve, claim, log)
-        judgement = await JUDGE.arun(self.model, log=log, **self._inputs(claim, evidence))
-        return self._verdict(claim, evidence, judgement, log)
+            evidence = await asyncio.to_thread(self._retrieve, query, subject, log)
+        step, inputs = self._prompt(subject, evidence)
+        judgement = await step.arun(self.model, log=log, **inputs)
+        return self._verdict(subject, query, evidence, judgement, log)
+
+    def _query(self, subject: Claim | Article) -> str:
+        return retrieval_query(subject) if isinstance(subject, Article) else subject.text
 
     def _given(self, evidence: Sequence[Evidence]) -> list[Evidence]:
         return list(evidence)[: self.config.max_passages]
 
-    def _retrieve(self, claim: Claim, log: CallLog) -> list[Evidence]:
-        found = retrieve(self.sources, claim.text, self.config.k, before=claim.date, log=log)
+    def _retrieve(self, query: str, subject: Claim | Article, log: CallLog) -> list[Evidence]:
+        found = retrieve(self.sources, query, self.config.k, before=subject.date, log=log)
         # Interleaved by rank, so the cap keeps each source's best passages.
         return found[: self.config.max_passages]
 
-    def _inputs(self, claim: Claim, evidence: Sequence[Evidence]) -> dict[str, Any]:
-        return {
-            "claim": claim.text,
-            "context": claim_context(claim),
-            "evidence": numbered(evidence, self.config.max_chars),
-        }
+    def _prompt(
+        self, subject: Claim | Article, evidence: Sequence[Evidence]
+    ) -> tuple[Step[CitedJudgement] | Step[CitedArticleJudgement], dict[str, Any]]:
+        shown = numbered(evidence, self.config.max_chars)
+        if isinstance(subject, Article):
+            text = truncate_words(subject.text, self.config.max_article_words)
+            inputs = {"text": text, "context": article_context(subject), "evidence": shown}
+            return JUDGE_ARTICLE, inputs
+        return JUDGE, {"claim": subject.text, "context": claim_context(subject), "evidence": shown}
 
     def _verdict(
         self,
-        claim: Claim,
+        subject: Claim | Article,
+        query: str,
         evidence: Sequence[Evidence],
-        judgement: CitedJudgement,
+        judgement: Judgement,
         log: CallLog,
     ) -> Verdict:
         valid = [n for n in dict.fromkeys(judgement.cited) if 1 <= n <= len(evidence)]
@@ -127,11 +167,11 @@ class RagMethod:
             evidence=tuple(cited),
             usage=log.usage(),
             trace=log.trace(
-                query=claim.text,
+                query=query,
                 shown=[ev.ref for ev in evidence],
                 cited=judgement.cited,
                 citations_valid=bool(valid),
             ),
             method=self.name,
-            subject=claim,
+            subject=subject,
         )
