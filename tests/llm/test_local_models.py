@@ -67,6 +67,27 @@ def test_local_async_twin() -> None:
     assert done.text
 
 
+def test_prefix_reuse_is_counted_as_cached_prompt_tokens() -> None:
+    backend = LocalBackend()
+    params = GenParams(max_tokens=4, temperature=0.0)
+    shared = "Background. " + " ".join(
+        f"Fact {i}: the value of item {i} is {i * 7}." for i in range(40)
+    )
+    first = [
+        Message(role="system", content=shared),
+        Message(role="user", content="Which item has value 21? Reply with its number."),
+    ]
+    second = [first[0], Message(role="user", content="Which item has value 70?")]
+    unrelated = [Message(role="system", content="Different start entirely."), *second[1:]]
+    backend.complete(unrelated, params)
+    before = backend.complete(first, params)
+    after = backend.complete(second, params)
+    # The first prompt starts where the unrelated one did not: at most the chat template's
+    # opening tokens can be reused. The second shares the whole long system message.
+    assert before.cached_tokens < 10
+    assert after.prompt_tokens - 40 < after.cached_tokens < after.prompt_tokens
+
+
 def test_model_loads_once_per_process() -> None:
     from verity.llm import local_gguf
 

@@ -54,7 +54,7 @@ def bench(
     from verity.bench.runner import BenchConfig, prepare
     from verity.cli import _settings
     from verity.llm.spec import ModelSet
-    from verity.methods.base import load_method
+    from verity.methods.base import load_method, settings_for
 
     if setting not in ("gold", "open", "closed"):
         raise BadInputError(f"--setting must be gold, open or closed, not {setting!r}")
@@ -83,7 +83,9 @@ def bench(
     models = ModelSet.from_settings(settings.model, settings.roles)
 
     def build(name: str, given: Sequence[Source]) -> Method:
-        return load_method(name, models=models, sources=given, **settings.methods.get(name, {}))
+        return load_method(
+            name, models=models, sources=given, **settings_for(name, settings.methods)
+        )
 
     run = prepare(cfg, load=_load, build=build, sources=lambda split: _sources(cfg, split))
     console = Console(stderr=True)

@@ -119,6 +119,10 @@ def _row(example: Example, split: DatasetSplit, verdict: Verdict, wall: float) -
     pred = split.map_prediction(verdict.label)
     trace = verdict.trace.model_dump(mode="json")
     extra: dict[str, Any] = {k: trace[k] for k in ("iterations_used",) if k in trace}
+    debate = trace.get("debate")
+    if isinstance(debate, dict) and "ended_early" in debate:
+        extra["debate_rounds"] = debate["rounds"]
+        extra["debate_ended_early"] = debate["ended_early"]
     # Wall time beside the time inside model calls (usage.seconds): the difference is the
     # framework's own cost (retrieval, parsing, bookkeeping).
     extra["wall_seconds"] = wall
@@ -228,6 +232,10 @@ class BenchRun:
             wall = sum(w for w, _ in walls)
             if wall > 0:
                 extra["overhead_share"] = (wall - sum(m for _, m in walls)) / wall
+                extra["seconds_per_example"] = wall / len(walls)
+            early = [r.extra["debate_ended_early"] for r in rows if "debate_ended_early" in r.extra]
+            if early:
+                extra["debate_early_share"] = sum(early) / len(early)
             results[name] = MethodResult(
                 name=name, metrics=metrics, usage_per_claim=usage_per_claim(usages), extra=extra
             )

@@ -29,6 +29,8 @@ DEFAULT_CONTEXT = 4096
 PREFIX_CACHE_BYTES = 1 << 30
 
 _loaded: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
+# Per loaded model: the sizes of the token batches it evaluated during the current call.
+_evals: dict[int, list[int]] = {}
 _load_lock = threading.Lock()
 
 
@@ -64,8 +66,28 @@ def _load(path: Path, n_ctx: int, threads: int) -> tuple[Any, threading.Lock]:
                 # is evaluated from where they differ: 9 s became about 2 s for a
                 # decomposer prompt of 1,846 tokens with SmolLM2 on 2 cores.
                 llama.set_cache(LlamaRAMCache(capacity_bytes=PREFIX_CACHE_BYTES))
+            _count_evals(llama)
             _loaded[key] = (llama, threading.Lock())
         return _loaded[key]
+
+
+def _count_evals(llama: Any) -> None:
+    """Record how many tokens each ``eval`` of this model processes.
+
+    llama.cpp evaluates a prompt in one ``eval`` call, from the first token that differs
+    from the cached state, then one call per sampled token. The first call's size is
+    therefore the part of the prompt that was really computed; the rest came from the
+    prefix cache. That is how prompt tokens saved by prefix reuse are counted.
+    """
+    sizes: list[int] = []
+    original = llama.eval
+
+    def counted(tokens: Sequence[int]) -> None:
+        sizes.append(len(tokens))
+        original(tokens)
+
+    llama.eval = counted
+    _evals[id(llama)] = sizes
 
 
 class LocalBackend:
@@ -123,9 +145,12 @@ class LocalBackend:
             kwargs["seed"] = params.seed
         if schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
+        sizes = _evals.get(id(llama), [])
         try:
             with lock:
+                sizes.clear()
                 out = llama.create_chat_completion(**kwargs)
+                evaluated = sizes[0] if sizes else None
         except ValueError as exc:
             # llama.cpp raises ValueError when prompt and answer exceed the context window.
             raise BudgetExceededError(
@@ -134,9 +159,13 @@ class LocalBackend:
             ) from exc
         choice = out["choices"][0]
         usage = out.get("usage") or {}
+        prompt_tokens = usage.get("prompt_tokens", 0)
+        # A fully cached prompt still evaluates one token to refresh the logits.
+        reused = max(0, prompt_tokens - evaluated) if evaluated is not None else 0
         return RawCompletion(
             text=choice["message"].get("content") or "",
-            prompt_tokens=usage.get("prompt_tokens", 0),
+            prompt_tokens=prompt_tokens,
+            cached_tokens=reused,
             completion_tokens=usage.get("completion_tokens", 0),
             structured_mode="grammar" if schema is not None else None,
             finish_reason=choice.get("finish_reason"),

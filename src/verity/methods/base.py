@@ -4,6 +4,11 @@
                          sources=[OfflineWiki()], k=5)
     verdict = method.verify(Claim(text="The Eiffel Tower is in Paris."))
 
+A method may offer named variants, presets of its own settings such as the paper's
+ablations: ``load_method("zofia/no-debate", ...)`` is ``zofia`` with the settings its
+``variants["no-debate"]`` names (explicit settings still win). A benchmark can then run
+a method and its ablations side by side under distinct names.
+
 Methods register as entry points in the ``verity.methods`` group; the built-in ones are
 registered the same way in verity's own ``pyproject.toml``, so a third-party package adds
 a method by declaring an entry point and nothing else.
@@ -11,7 +16,7 @@ a method by declaring an entry point and nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib.metadata import entry_points
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -72,22 +77,48 @@ def method_names() -> list[str]:
 
 
 def method_class(name: str) -> type[Any]:
-    """The class registered under a name."""
+    """The class registered under a name (a variant name gives its method's class)."""
+    base = name.partition("/")[0]
     try:
-        entry = _registry()[name]
+        entry = _registry()[base]
     except KeyError:
-        raise UnknownNameError("method", name, method_names()) from None
+        raise UnknownNameError("method", base, method_names()) from None
     cls: type[Any] = entry.load()
     return cls
+
+
+def variant_settings(name: str) -> dict[str, Any]:
+    """The settings a ``method/variant`` name stands for; ``{}`` for a plain name."""
+    base, _, variant = name.partition("/")
+    if not variant:
+        return {}
+    variants: dict[str, dict[str, Any]] = getattr(method_class(base), "variants", {})
+    if variant not in variants:
+        raise UnknownNameError(f"variant of {base}", variant, list(variants))
+    return dict(variants[variant])
+
+
+def settings_for(name: str, table: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """A method's settings from a ``[methods.*]`` table, for a plain or a variant name.
+
+    For ``zofia/no-debate``: ``[methods.zofia]``, then the variant's preset over it (the
+    variant is what was asked for), then ``[methods."zofia/no-debate"]`` over both.
+    """
+    base = name.partition("/")[0]
+    merged = dict(table.get(base, {}))
+    if name != base:
+        merged |= variant_settings(name) | dict(table.get(name, {}))
+    return merged
 
 
 def load_method(
     name: str, *, models: ModelSet, sources: Sequence[Source] = (), **config: Any
 ) -> Method:
-    """Build a registered method with its models, sources and own settings."""
+    """Build a registered method (or a named variant) with its models, sources, settings."""
     cls = method_class(name)
+    settings = {**variant_settings(name), **config}
     try:
-        method: Method = cls(models=models, sources=sources, **config)
+        method: Method = cls(models=models, sources=sources, **settings)
     except ValidationError as exc:
         raise ConfigError(f"bad settings for method {name!r}: {exc}") from exc
     return method

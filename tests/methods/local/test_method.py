@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from verity.domain import Claim, Evidence, Label
-from verity.errors import ModelOutputError
+from verity.errors import ModelOutputError, UnknownNameError
 from verity.llm.client import ModelClient
 from verity.llm.spec import ModelSet
 from verity.methods.base import load_method
@@ -183,6 +183,20 @@ def test_ablations_skip_their_agents() -> None:
     assert "LogicalJudgement" not in script.seen and "CounterfactualJudgement" in script.seen
 
 
+def test_ablations_are_named_variants() -> None:
+    models = ModelSet(ModelClient(FakeChatModel(Script([GOOD]))))
+    plain = load_method("local", models=models).to_dict()
+    assert (plain["logical_eval"], plain["counterfactual_eval"]) == (True, True)
+    both = load_method("local/no-eval", models=models).to_dict()
+    assert (both["logical_eval"], both["counterfactual_eval"]) == (False, False)
+    one = load_method("local/no-counterfactual", models=models).to_dict()
+    assert (one["logical_eval"], one["counterfactual_eval"]) == (True, False)
+    # An explicit setting wins over the variant's preset.
+    assert load_method("local/no-eval", models=models, logical_eval=True).to_dict()["logical_eval"]
+    with pytest.raises(UnknownNameError, match="no-eval"):
+        load_method("local/no-such", models=models)
+
+
 def test_demonstrations_are_sent_as_turns_and_named_for_exclusion() -> None:
     from verity.methods.local.method import LocalMethod
 
@@ -228,3 +242,21 @@ def test_embedded_model_runs_end_to_end(setting: str) -> None:
         assert verdict.trace.retrievals and verdict.trace.retrievals[0].source == "offline-wiki"
     else:
         assert not verdict.trace.retrievals
+
+
+def test_settings_tables_apply_to_variants_under_their_preset() -> None:
+    from verity.methods.base import settings_for
+
+    table = {
+        "local": {"k": 3, "logical_eval": True},
+        "local/no-eval": {"demos": 2},
+    }
+    assert settings_for("local", table) == {"k": 3, "logical_eval": True}
+    # The base table applies, the variant's preset wins over it, its own table over both.
+    assert settings_for("local/no-eval", table) == {
+        "k": 3,
+        "logical_eval": False,
+        "counterfactual_eval": False,
+        "demos": 2,
+    }
+    assert settings_for("local/no-logical", {}) == {"logical_eval": False}

@@ -96,6 +96,12 @@ class LocalMethod:
 
     name: ClassVar[str] = "local"
     accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Claim,)
+    # The paper's ablations (section 5.4), as ``local/NAME``.
+    variants: ClassVar[dict[str, dict[str, Any]]] = {
+        "no-eval": {"logical_eval": False, "counterfactual_eval": False},
+        "no-logical": {"logical_eval": False},
+        "no-counterfactual": {"counterfactual_eval": False},
+    }
 
     def __init__(self, *, models: ModelSet, sources: Sequence[Source] = (), **config: Any) -> None:
         self.config = LocalConfig(**config)

@@ -1,0 +1,208 @@
+"""ZoFia stage 1, retrieval (paper section 3.3): the web query and Wikipedia senses.
+
+    web = search_web(sources, ["Obama", "Affordable Care Act"], "and", before=day, log=log)
+    sense = wikipedia_sense(wiki_sources, "Obama", context, encoder, log=log)
+
+Web: one query that requires every keyword (eq. 6, the AND composition). Providers treat a
+quoted term as required only loosely, and local corpora (BM25) not at all, so every result
+is also checked here: an AND result must contain each keyword. News sites, Wikipedia and
+the fact-checking sites the datasets were built from are excluded, so the evidence cannot
+be the article itself or its verdict. ``before`` is the publication date: only passages
+from the day before or earlier are kept.
+
+Wikipedia: for each keyword, candidate pages are scored by context-aware disambiguation
+(eq. 7, in `keywords.disambiguate`), and the first three sentences of the chosen page's
+summary are kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any, Literal
+
+from verity.domain import Evidence, Retrieval
+from verity.errors import SourceUnavailableError
+from verity.llm.calllog import CallLog
+from verity.methods.zofia.keywords import disambiguate
+from verity.nlp.embed import Encoder
+from verity.nlp.text import split_sentences
+from verity.sources.base import PageSource, Source
+
+Composition = Literal["and", "or"]
+
+FACT_CHECK_DOMAINS = ("politifact.com", "snopes.com", "gossipcop.com")
+# Major news outlets: the article under test, or a copy of it, is usually on one of them.
+NEWS_DOMAINS = (
+    "abcnews.go.com",
+    "apnews.com",
+    "bbc.co.uk",
+    "bbc.com",
+    "breitbart.com",
+    "cbsnews.com",
+    "cnn.com",
+    "dailymail.co.uk",
+    "eonline.com",
+    "foxnews.com",
+    "huffpost.com",
+    "latimes.com",
+    "nbcnews.com",
+    "npr.org",
+    "nypost.com",
+    "nytimes.com",
+    "people.com",
+    "politico.com",
+    "reuters.com",
+    "theguardian.com",
+    "thehill.com",
+    "tmz.com",
+    "usatoday.com",
+    "usmagazine.com",
+    "washingtonpost.com",
+    "wsj.com",
+)
+DEFAULT_EXCLUDED = (*NEWS_DOMAINS, "wikipedia.org", *FACT_CHECK_DOMAINS)
+
+
+def is_wikipedia(source: Source) -> bool:
+    """Wikipedia-kind sources are those with titled pages (``offline-wiki``, ``wikipedia``)."""
+    return isinstance(source, PageSource)
+
+
+def compose(terms: Sequence[str], composition: Composition) -> str:
+    """The query text: every term quoted, joined by spaces (AND) or ``OR`` (eq. 6)."""
+    quoted = [f'"{t}"' for t in terms]
+    return " OR ".join(quoted) if composition == "or" else " ".join(quoted)
+
+
+def contains_all(evidence: Evidence, terms: Sequence[str]) -> bool:
+    """True when the passage (title or text) names every term, ignoring case."""
+    haystack = f"{evidence.title}\n{evidence.text}".casefold()
+    return all(t.casefold() in haystack for t in terms)
+
+
+@dataclass
+class WebSearch:
+    """What the web quadrant got: the query, what was kept and why the rest was not."""
+
+    query: str
+    composition: str
+    results: list[Evidence] = field(default_factory=list)
+    missing_terms: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def to_trace(self) -> dict[str, Any]:
+        """The record kept in the verdict's trace."""
+        return {
+            "query": self.query,
+            "composition": self.composition,
+            "kept": len(self.results),
+            "dropped_missing_terms": self.missing_terms,
+            "errors": self.errors,
+        }
+
+
+def search_web(
+    sources: Sequence[Source],
+    terms: Sequence[str],
+    composition: Composition | Literal["text"],
+    *,
+    k: int = 10,
+    before: date | None,
+    exclude_domains: Sequence[str],
+    log: CallLog,
+) -> WebSearch:
+    """At most ``k`` results over every web source; ``text`` sends ``terms[0]`` as it is."""
+    query = terms[0] if composition == "text" else compose(terms, composition)
+    found = WebSearch(query=query, composition=composition)
+    if not terms:
+        return found
+    # AND results that lack a term are dropped afterwards, so ask for more than k.
+    ask = k * 3 if composition == "and" else k
+    for source in sources:
+        try:
+            results = source.search(query, ask, before=before, exclude_domains=exclude_domains)
+        except SourceUnavailableError as exc:
+            found.errors.append(f"{source.name}: {exc}")
+            log.add_retrieval(
+                Retrieval(source=source.name, query=query, k=ask, before=before, error=str(exc))
+            )
+            continue
+        log.add_retrieval(
+            Retrieval(source=source.name, query=query, k=ask, before=before, results=tuple(results))
+        )
+        for ev in results:
+            if composition == "and" and not contains_all(ev, terms):
+                found.missing_terms += 1
+            elif len(found.results) < k:
+                found.results.append(ev)
+    return found
+
+
+@dataclass
+class WikiSense:
+    """One keyword's Wikipedia page, chosen among candidates by eq. 7."""
+
+    keyword: str
+    context: str
+    candidates: list[str] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+    chosen: Evidence | None = None
+
+    def to_trace(self) -> dict[str, Any]:
+        """The record kept in the verdict's trace."""
+        return {
+            "keyword": self.keyword,
+            "candidates": [
+                {"title": t, "score": s} for t, s in zip(self.candidates, self.scores, strict=True)
+            ],
+            "chosen": self.chosen.title if self.chosen else None,
+        }
+
+
+def first_sentences(text: str, n: int) -> str:
+    """The first ``n`` sentences of a text."""
+    return " ".join(split_sentences(text)[:n])
+
+
+def wikipedia_sense(
+    sources: Sequence[Source],
+    keyword: str,
+    context: str,
+    encoder: Encoder,
+    *,
+    candidates: int = 5,
+    sentences: int = 3,
+    before: date | None = None,
+    log: CallLog,
+) -> WikiSense:
+    """Pick the page for ``keyword`` whose description fits its context best (eq. 7)."""
+    sense = WikiSense(keyword=keyword, context=context)
+    pages: list[Evidence] = []
+    for source in sources:
+        try:
+            found = source.search(keyword, candidates, before=before)
+        except SourceUnavailableError as exc:
+            log.add_retrieval(
+                Retrieval(source=source.name, query=keyword, k=candidates, error=str(exc))
+            )
+            continue
+        log.add_retrieval(
+            Retrieval(source=source.name, query=keyword, k=candidates, results=tuple(found))
+        )
+        pages.extend(found)
+    if not pages:
+        return sense
+    descriptions = [first_sentences(p.text, 1) or p.title for p in pages]
+    if keyword.casefold() not in context.casefold():
+        # A term the article does not spell out (an LLM-named entity) gets itself as
+        # its context, so eq. 7 still has a mention to replace.
+        context = f"{keyword}. {context}"
+        sense.context = context
+    index, scores = disambiguate(context, keyword, descriptions, encoder)
+    page = pages[index]
+    sense.candidates = [p.title for p in pages]
+    sense.scores = scores
+    sense.chosen = page.model_copy(update={"text": first_sentences(page.text, sentences)})
+    return sense

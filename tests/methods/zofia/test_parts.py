@@ -1,0 +1,75 @@
+"""ZoFia's small parts against values worked out by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from verity.domain import Evidence
+from verity.methods.zofia.claims import quote_found, select_chunks
+from verity.methods.zofia.debate import Debate, Ruling, Turn
+from verity.methods.zofia.material import truncate_words
+from verity.methods.zofia.queries import sentence_of, tfidf_keywords
+from verity.methods.zofia.retrieval import compose, contains_all
+
+
+def test_tfidf_keywords_by_hand() -> None:
+    sentences = ["Cats chase mice.", "Dogs chase cats.", "Birds sing."]
+    # tf: cats 2, chase 2, mice 1, dogs 1, birds 1, sing 1 over N = 3 sentences.
+    # idf(df=2) = ln(4/3) + 1 = 1.2877, idf(df=1) = ln(4/2) + 1 = 1.6931.
+    # cats = chase = 2.5754 > mice = dogs = birds = sing = 1.6931; ties by first sighting.
+    assert tfidf_keywords(sentences, 3) == ["cats", "chase", "mice"]
+    assert tfidf_keywords(sentences, 4) == ["cats", "chase", "mice", "dogs"]
+
+
+def test_tfidf_prefers_a_rare_term_repeated_over_a_common_one() -> None:
+    # "vaccine" 2x in one sentence: 2 * (ln(4/2) + 1) = 3.386; "people" 3x in all three
+    # sentences: 3 * (ln(4/4) + 1) = 3.0.
+    sentences = ["People fear the vaccine vaccine.", "People talk.", "People walk."]
+    assert tfidf_keywords(sentences, 1) == ["vaccine"]
+
+
+def test_chunk_selection_eq9_by_hand() -> None:
+    claim = np.array([1.0, 0.0], dtype=np.float32)
+    chunks = np.array([[0.6, 0.8], [1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]], dtype=np.float32)
+    # Similarities 0.6, 1.0, 0.0, -1.0: the top 3 are chunks 1, 0, 2; chunk 2 is below 0.1.
+    picked = select_chunks(claim, chunks, k=3, theta=0.1)
+    assert [i for i, _ in picked] == [1, 0]
+    assert [s for _, s in picked] == pytest.approx([1.0, 0.6])
+    assert select_chunks(claim, chunks, k=1, theta=0.1) == [(1, pytest.approx(1.0))]
+    assert select_chunks(claim, np.zeros((0, 2), dtype=np.float32), k=3, theta=0.1) == []
+
+
+def test_quotes_must_be_in_the_context() -> None:
+    context = ["The vote failed 49 to 51.\nMcConnell   called it a disappointment."]
+    assert quote_found('"McConnell called it a disappointment."', context)
+    assert quote_found("the VOTE failed 49 to 51", context)
+    assert not quote_found("The vote passed 51 to 49.", context)
+    assert not quote_found("  ", context)
+
+
+def test_query_composition_and_the_and_filter() -> None:
+    assert compose(["Barack Obama", "Chicago"], "and") == '"Barack Obama" "Chicago"'
+    assert compose(["Barack Obama", "Chicago"], "or") == '"Barack Obama" OR "Chicago"'
+    ev = Evidence(text="Obama spoke in chicago.", title="Barack Obama", source="web")
+    assert contains_all(ev, ["barack obama", "Chicago"])
+    assert not contains_all(ev, ["Barack Obama", "Kentucky"])
+
+
+def test_history_and_early_end() -> None:
+    debate = Debate(max_rounds=3)
+    assert debate.history() == "(no arguments yet)"
+    debate.turns += [Turn(1, "pro", "", "It cites sources."), Turn(1, "con", "No.", "Vague.")]
+    debate.rulings.append(Ruling(1, "Fake", "con wins", 0.7, forced=False))
+    assert debate.history() == (
+        "Round 1, pro (argues real): Argument: It cites sources.\n"
+        "Round 1, con (argues fake): Rebuttal: No. Argument: Vague."
+    )
+    assert debate.ended_early and debate.to_trace()["rounds"] == 1
+
+
+def test_small_text_helpers() -> None:
+    assert truncate_words("a b  c d", 3) == "a b c ..."
+    assert truncate_words("a b", 3) == "a b"
+    assert sentence_of("chicago", ["In Kentucky.", "From Chicago."]) == 1
+    assert sentence_of("Paris", ["In Kentucky."]) == 0

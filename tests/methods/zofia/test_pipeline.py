@@ -1,0 +1,396 @@
+"""ZoFia's control flow with a scripted fake model, over real spaCy, encoder and sources."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import pytest
+
+from verity.domain import Article, Claim, Evidence, Label
+from verity.errors import BadInputError
+from verity.llm.client import ModelClient
+from verity.llm.spec import ModelSet
+from verity.methods.base import load_method
+from verity.sources.base import apply_filters
+from verity.testing import FakeChatModel
+
+pytestmark = pytest.mark.integration
+
+ARTICLE = Article(
+    title="Senate passes the Affordable Care Act repeal",
+    text=(
+        "The United States Senate voted on Tuesday to repeal the Affordable Care Act. "
+        "Senator Mitch McConnell said the vote fulfilled a promise to voters in Kentucky. "
+        "Barack Obama criticised the decision in a statement from Chicago. "
+        "Analysts at the Congressional Budget Office expect millions to lose coverage."
+    ),
+    date=date(2017, 7, 28),
+)
+
+WEB = [
+    Evidence(
+        text=(
+            "The Senate vote on the Affordable Care Act failed 49 to 51. Mitch McConnell "
+            "called it a disappointment."
+        ),
+        title="Vote report",
+        source="web",
+        url="https://example.org/vote",
+    ),
+    Evidence(
+        text="Mitch McConnell is the Senate majority leader from Kentucky.",
+        title="McConnell profile",
+        source="web",
+        url="https://example.org/mcconnell",
+    ),
+    Evidence(
+        text="The Affordable Care Act repeal vote and Mitch McConnell, copied.",
+        title="Copy",
+        source="web",
+        url="https://www.politifact.com/copy",
+    ),
+]
+WIKI = [
+    Evidence(
+        text="Mitch McConnell is an American politician. He has served as a senator since 1985.",
+        title="Mitch McConnell",
+        source="wiki",
+    ),
+    Evidence(
+        text="The Affordable Care Act is a landmark US federal statute enacted in 2010.",
+        title="Affordable Care Act",
+        source="wiki",
+    ),
+]
+
+
+class WebSource:
+    """A web-kind source (no titled pages) that records what it was asked."""
+
+    name = "web"
+
+    def __init__(self, results: list[Evidence]) -> None:
+        self.results = results
+        self.asked: list[tuple[str, int, date | None, tuple[str, ...]]] = []
+
+    def search(self, query, k=5, *, before=None, exclude_domains=()):
+        self.asked.append((query, k, before, tuple(exclude_domains)))
+        return apply_filters(self.results, k, before=before, exclude_domains=exclude_domains)
+
+    def to_dict(self):
+        return {"type": "list-web"}
+
+
+class WikiSource(WebSource):
+    """A Wikipedia-kind source: it has titled pages."""
+
+    name = "wiki"
+
+    def lookup(self, title):
+        return next((e for e in self.results if e.title == title), None)
+
+
+class Script:
+    """Answers by the schema each step asks for; records every prompt per step."""
+
+    def __init__(self, rulings=("Fake",), quotes=("Mitch McConnell called it a disappointment.",)):
+        self.rulings = list(rulings)
+        self.quotes = list(quotes)
+        self.seen: dict[str, list[str]] = {}
+
+    def __call__(self, messages, schema) -> str:
+        title = schema["title"] if schema else "text"
+        self.seen.setdefault(title, []).append(messages[-1].content)
+        n = len(self.seen[title])
+        answers = {
+            "DimensionJudgement": {"analysis": f"dimension {n}", "lean": "FAKE"},
+            "DomainChoice": {"domain": "politics", "expert_role": "a Senate historian"},
+            "ExpertJudgement": {
+                "knowledge_concordance": "disagrees with the record",
+                "logical_integrity": "consistent",
+                "lean": "FAKE",
+            },
+            "ExtractedClaims": {
+                "core_claim": "The Senate repealed the Affordable Care Act.",
+                "sub_claims": ["Mitch McConnell represents Kentucky."],
+            },
+            "ClaimCheck": {
+                "reasoning": "the vote failed",
+                "quotes": self.quotes,
+                "label": "Refutes",
+            },
+            "Argument": {"rebuttal": f"rebut {n}", "argument": f"argument {n}"},
+            "FinalDecision": {"reason": "forced", "decision": "Real", "confidence": 0.6},
+            "EntityList": {"entities": ["Mitch McConnell", "Kentucky"]},
+        }
+        if title == "JudgeDecision":
+            decision = self.rulings.pop(0)
+            return json.dumps({"reason": "judged", "decision": decision, "confidence": 0.8})
+        return json.dumps(answers[title])
+
+
+def zofia(script, sources=None, name="zofia", **config):
+    fake = FakeChatModel(script)
+    if sources is None:
+        sources = [WikiSource(WIKI), WebSource(WEB)]
+    method = load_method(name, models=ModelSet(ModelClient(fake)), sources=sources, **config)
+    return method, fake
+
+
+def test_a_judge_decision_ends_the_debate_early() -> None:
+    script = Script(rulings=["Fake"])
+    method, _ = zofia(script)
+    verdict = method.verify(ARTICLE)
+    assert verdict.label == Label.FAKE and verdict.confidence == 0.8
+    debate = verdict.trace.debate
+    assert (debate["rounds"], debate["ended_early"]) == (1, True)
+    assert [t["side"] for t in debate["turns"]] == ["pro", "con"]
+    assert len(script.seen["DimensionJudgement"]) == 5
+    assert "FinalDecision" not in script.seen
+    # Every LLM call is in the trace: 5 linguist, 2 expert, 1 extraction, 2 verifications,
+    # 2 debaters and 1 judge.
+    assert len(verdict.trace.calls) == 13 == verdict.usage.llm_calls
+
+
+def test_the_judge_is_forced_at_the_round_limit() -> None:
+    script = Script(rulings=["Insufficient", "Insufficient"])
+    method, _ = zofia(script, max_rounds=3)
+    verdict = method.verify(ARTICLE)
+    debate = verdict.trace.debate
+    assert verdict.label == Label.REAL
+    assert [r["decision"] for r in debate["rulings"]] == ["Insufficient", "Insufficient", "Real"]
+    assert [r["forced"] for r in debate["rulings"]] == [False, False, True]
+    assert (debate["rounds"], debate["ended_early"]) == (3, False)
+    # Each turn after the opening rebuts the opponent's last argument.
+    pro_prompts = script.seen["Argument"][0::2]
+    assert "nothing to rebut" in pro_prompts[0]
+    assert '"argument 2"' in pro_prompts[1]  # con's first argument was the 2nd Argument
+
+
+def test_article_reading_prompts_share_their_start() -> None:
+    script = Script()
+    method, fake = zofia(script)
+    method.verify(ARTICLE)
+    article_prompts = [
+        msgs for msgs, _, schema in fake.requests if schema and schema["title"] != "ClaimCheck"
+    ]
+    systems = {msgs[0].content for msgs in article_prompts}
+    assert len(systems) == 1
+    head = article_prompts[0][-1].content.split("\n\nTask:")[0]
+    assert head.startswith("News article\nTitle: Senate passes")
+    assert all(m[-1].content.startswith(head) for m in article_prompts)
+    debate = [m[-1].content for m, _, s in fake.requests if s and s["title"] == "Argument"]
+    assert "Wikipedia background:" in debate[0] and "Web search results:" in debate[0]
+    assert "Linguist's analysis:" in debate[0] and "Claim verification" in debate[0]
+
+
+def test_web_query_requires_every_keyword_and_excludes_sites() -> None:
+    web = WebSource(WEB)
+    method, _ = zofia(Script(), sources=[WikiSource(WIKI), web])
+    verdict = method.verify(ARTICLE)
+    query, k, before, excluded = web.asked[0]
+    terms = verdict.trace.keywords["terms"]
+    assert terms and query == " ".join(f'"{t}"' for t in terms)
+    assert before == date(2017, 7, 28)  # passages from the day before or earlier
+    assert {"politifact.com", "wikipedia.org", "nytimes.com"} <= set(excluded)
+    assert k == 30
+    kept = [e.url for e in verdict.evidence if e.source == "web"]
+    assert "https://www.politifact.com/copy" not in kept
+    for ev in verdict.evidence:
+        if ev.source == "web":
+            text = (ev.title + ev.text).casefold()
+            assert all(t.casefold() in text for t in terms)
+
+
+def test_claims_are_checked_against_similar_chunks_and_quotes_are_looked_up() -> None:
+    script = Script(quotes=["Mitch McConnell called it a disappointment.", "an invented line"])
+    method, _ = zofia(script, keywords="tfidf", composition="or")
+    verdict = method.verify(ARTICLE)
+    claims = verdict.trace.claims
+    assert [c["kind"] for c in claims] == ["core", "sub"]
+    core = claims[0]
+    assert core["label"] == "Refutes" and core["verified_by_model"]
+    assert all(c["similarity"] >= 0.1 for c in core["chunks"]) and len(core["chunks"]) <= 5
+    assert [q["found"] for q in core["quotes"]] == [True, False]
+    # The rendered report marks the invented quote.
+    assert '"an invented line" (not found in the passages)' in verdict.trace.markdown
+
+
+def test_a_claim_without_similar_chunks_is_not_enough_information_without_a_call() -> None:
+    script = Script()
+    method, _ = zofia(script, theta_sim=0.99)
+    claims = method.verify(ARTICLE).trace.claims
+    assert all(c["label"] == "Not Enough Information" for c in claims)
+    assert not any(c["verified_by_model"] for c in claims)
+    assert "ClaimCheck" not in script.seen
+
+
+@pytest.mark.parametrize(
+    ("variant", "absent"),
+    [
+        ("no-linguist", {"DimensionJudgement"}),
+        ("no-expert", {"DomainChoice", "ExpertJudgement"}),
+        ("no-analysis", {"DimensionJudgement", "DomainChoice", "ExpertJudgement"}),
+        ("no-claims", {"ExtractedClaims", "ClaimCheck"}),
+        ("no-debate", {"Argument", "JudgeDecision"}),
+    ],
+)
+def test_ablations_skip_their_agents(variant: str, absent: set[str]) -> None:
+    script = Script()
+    method, _ = zofia(script, name=f"zofia/{variant}")
+    verdict = method.verify(ARTICLE)
+    assert absent.isdisjoint(script.seen)
+    assert verdict.label in (Label.REAL, Label.FAKE)
+    if variant == "no-debate":
+        assert verdict.trace.debate is None and script.seen["FinalDecision"]
+
+
+def test_without_retrieval_the_matrix_says_which_quadrants_are_empty() -> None:
+    web, wiki = WebSource(WEB), WikiSource(WIKI)
+    method, _ = zofia(Script(), sources=[wiki, web], name="zofia/no-retrieval")
+    verdict = method.verify(ARTICLE)
+    assert web.asked == [] and wiki.asked == []
+    assert verdict.trace.information_matrix["empty"] == ["wikipedia", "web"]
+    assert verdict.evidence == ()
+    method, _ = zofia(Script(), sources=[])
+    assert method.verify(ARTICLE).trace.information_matrix["empty"] == ["wikipedia", "web"]
+
+
+def test_wikipedia_keeps_the_first_three_sentences_of_the_chosen_sense() -> None:
+    long_page = Evidence(
+        text="Kentucky is a US state. It borders Ohio. Its capital is Frankfort. It has horses.",
+        title="Kentucky",
+        source="wiki",
+    )
+    method, _ = zofia(Script(), sources=[WikiSource([long_page])], keywords="llm-ner")
+    verdict = method.verify(ARTICLE)
+    senses = verdict.trace.wikipedia
+    assert [s["keyword"] for s in senses] == ["Mitch McConnell", "Kentucky"]
+    chosen = [e for e in verdict.evidence if e.title == "Kentucky"]
+    assert chosen[0].text == "Kentucky is a US state. It borders Ohio. Its capital is Frankfort."
+
+
+@pytest.mark.parametrize(
+    ("keywords", "expect"),
+    [("sentence", "The United States Senate"), ("core-claim", "The Senate repealed")],
+)
+def test_sentence_queries_are_sent_as_they_are(keywords: str, expect: str) -> None:
+    web = WebSource(WEB)
+    method, _ = zofia(Script(), sources=[web], keywords=keywords)
+    method.verify(ARTICLE)
+    assert web.asked[0][0].startswith(expect) and '"' not in web.asked[0][0]
+
+
+def test_output_token_cap_reaches_every_call() -> None:
+    method, fake = zofia(Script(), max_tokens=77)
+    method.verify(ARTICLE)
+    assert {params.max_tokens for _, params, _ in fake.requests} == {77}
+
+
+def test_given_evidence_is_the_web_quadrant() -> None:
+    web = WebSource(WEB)
+    method, _ = zofia(Script(), sources=[web])
+    given = [Evidence(text="The repeal vote failed.", title="Given", source="user")]
+    verdict = method.verify(ARTICLE, evidence=given)
+    assert web.asked == [] and verdict.trace.web["query"] == "(given evidence)"
+    assert [e.title for e in verdict.evidence] == ["Given"]
+
+
+def test_claims_are_refused() -> None:
+    method, _ = zofia(Script())
+    with pytest.raises(BadInputError, match="news articles"):
+        method.verify(Claim(text="The sky is green."))
+
+
+def test_markdown_report_has_every_section() -> None:
+    verdict = zofia(Script(rulings=["Insufficient", "Fake"]))[0].verify(ARTICLE)
+    text = verdict.trace.markdown
+    for heading in ("## Keywords", "## Information matrix", "## Linguist", "## Domain expert"):
+        assert heading in text
+    assert "## Claims" in text and "## Debate" in text and "## Decision: Fake" in text
+    assert "Judge: **Insufficient**" in text
+
+
+class Failing(Script):
+    """A script whose answers for some steps never validate."""
+
+    def __init__(self, broken: set[str], **kwargs):
+        super().__init__(**kwargs)
+        self.broken = broken
+
+    def __call__(self, messages, schema) -> str:
+        title = schema["title"] if schema else "text"
+        if title in self.broken:
+            self.seen.setdefault(title, []).append(messages[-1].content)
+            return '{"unfinished": "'
+        return super().__call__(messages, schema)
+
+
+def test_failed_agents_are_recorded_and_the_verdict_goes_on() -> None:
+    script = Failing({"DomainChoice", "ClaimCheck", "Argument"}, rulings=["Fake"])
+    verdict = zofia(script)[0].verify(ARTICLE)
+    agents = [f["agent"] for f in verdict.trace.failures]
+    assert agents == [
+        "domain expert",
+        "claim verifier (core)",
+        "claim verifier (sub)",
+        "debater pro, round 1",
+        "debater con, round 1",
+    ]
+    assert verdict.trace.expert is None and verdict.label == Label.FAKE
+    assert {c["label"] for c in verdict.trace.claims} == {"Not Enough Information"}
+    # Each failed step had its repair round: two answers requested per call.
+    assert len(script.seen["DomainChoice"]) == 2
+
+
+def test_a_failed_intermediate_ruling_lets_the_debate_go_on() -> None:
+    script = Failing({"JudgeDecision"})
+    verdict = zofia(script, max_rounds=2)[0].verify(ARTICLE)
+    rulings = verdict.trace.debate["rulings"]
+    assert [r["decision"] for r in rulings] == ["Insufficient", "Real"]
+    assert verdict.trace.failures[-1]["agent"] == "judge, round 1"
+
+
+def test_without_a_final_ruling_there_is_no_verdict() -> None:
+    from verity.errors import ModelOutputError
+
+    with pytest.raises(ModelOutputError, match=r"zofia\.final_judge"):
+        zofia(Failing({"FinalDecision"}), name="zofia/no-debate")[0].verify(ARTICLE)
+
+
+def test_variants_run_side_by_side_through_the_harness(tmp_path) -> None:
+    from pathlib import Path
+
+    from verity.bench.datasets import load_dataset
+    from verity.bench.runner import BenchConfig, prepare
+
+    if not Path("../shared/datasets").is_dir():
+        pytest.skip("benchmark data not at ../shared/datasets")
+    fake = FakeChatModel(Script(rulings=["Fake"] * 10))
+    config = BenchConfig(
+        dataset="politifact",
+        methods=("zofia", "zofia/no-debate"),
+        out=tmp_path,
+        setting="open",
+        sample=2,
+        method_settings={"zofia": {"max_article_words": 50}},
+    )
+
+    def build(name, sources):
+        settings = dict(config.method_settings.get(name, {}))
+        return load_method(name, models=ModelSet(ModelClient(fake)), sources=sources, **settings)
+
+    run = prepare(config, load=load_dataset, build=build, sources=lambda split: [WikiSource(WIKI)])
+    try:
+        results = run.run()
+    finally:
+        run.close()
+    assert set(results) == {"zofia", "zofia/no-debate"}
+    assert all(r.metrics.n == 2 and r.metrics.errors == 0 for r in results.values())
+    assert results["zofia"].extra["debate_early_share"] == 1.0
+    assert "debate_early_share" not in results["zofia/no-debate"].extra
+    # The script's judge says Fake in the debate and Real when forced at once, so on each
+    # article exactly one of the two is right.
+    accuracies = [r.metrics.accuracy for r in results.values()]
+    assert sum(accuracies) == pytest.approx(1.0)
