@@ -5,6 +5,7 @@ verity check "..." --model openai:gpt-4o-mini --source wikipedia --json
 verity check --article news.json            # or a .txt file, or - for stdin
 verity check --input claims.jsonl --output results.jsonl
 verity index build docs/ --name mydocs
+verity kg load graph.nt.gz --name mygraph   # then: kg-local:mygraph
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ app = typer.Typer(
 )
 index_app = typer.Typer(no_args_is_help=True, help="Build indexes of your own documents.")
 app.add_typer(index_app, name="index")
+kg_app = typer.Typer(
+    no_args_is_help=True, help="Load and inspect offline knowledge graphs (Wikidata vocabulary)."
+)
+app.add_typer(kg_app, name="kg")
 app.command("bench")(bench_command)
 
 out = Console()
@@ -306,6 +311,36 @@ def index_build(
 
     info = build_corpus(path, name)
     render.corpus_info(out, err, info)
+
+
+@kg_app.command("load")
+def kg_load(
+    file: Annotated[
+        Path, typer.Argument(help="N-Triples (.nt) or Turtle (.ttl) file, optionally .gz.")
+    ],
+    name: Annotated[str, typer.Option("--name", help="Name to use as kg-local:NAME.")],
+    force: Annotated[
+        bool, typer.Option("--force", help="Load again even if the store is up to date.")
+    ] = False,
+) -> None:
+    """Bulk-load a graph in Wikidata's RDF vocabulary into a store for kg-local:NAME."""
+    from verity.kg.store import load_store
+
+    for line in load_store(file, name, force=force).lines():
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+@kg_app.command("info")
+def kg_info(
+    name: Annotated[
+        str, typer.Argument(help="A name given to `verity kg load` (kg-local: default).")
+    ],
+) -> None:
+    """Show what a loaded knowledge graph holds and whether its source file changed."""
+    from verity.kg.store import store_info
+
+    for line in store_info(name).lines():
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def _exit_code(exc: Exception) -> int:

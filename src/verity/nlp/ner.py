@@ -276,3 +276,17 @@ def _token(token: Any, confidence: float) -> TokenScore:
         label=token.ent_type_ if iob != "O" else "",
         confidence=confidence,
     )
+
+
+def noun_chunks(text: str, model: str = DEFAULT_MODEL) -> list[str]:
+    """The noun chunks of ``text`` from the same pipeline's parser (empty without one).
+
+    noun_chunks("The tallest tower in the city opened late.")
+    # ['The tallest tower', 'the city']
+    """
+    nlp, lock = _pipeline(model)
+    if "parser" not in nlp.pipe_names:
+        return []
+    with lock:
+        doc = nlp(text)
+        return [chunk.text for chunk in doc.noun_chunks]

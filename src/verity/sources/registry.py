@@ -147,3 +147,20 @@ def source_status() -> list[tuple[str, str, str]]:
     known = {n.split("[")[0].split(":")[0] for n, _, _ in BUILT_IN}
     rows.extend((n, "plug-in", "registered") for n in source_names() if n not in known)
     return rows
+
+
+def kg_local(arg: str | None) -> Source:
+    """The offline Wikidata graph (``kg-local``) or a loaded store (``kg-local:NAME``)."""
+    from verity.kg.registry import make_kg
+    from verity.sources.kg import GraphSource
+
+    return GraphSource(make_kg(f"kg-local:{arg}" if arg else "kg-local"))
+
+
+def wikidata(arg: str | None) -> Source:
+    """Live Wikidata as a source of facts."""
+    from verity.kg.registry import make_kg
+    from verity.sources.kg import GraphSource
+
+    _no_argument("wikidata", arg)
+    return GraphSource(make_kg("wikidata"))

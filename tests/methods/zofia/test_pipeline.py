@@ -359,38 +359,47 @@ def test_without_a_final_ruling_there_is_no_verdict() -> None:
         zofia(Failing({"FinalDecision"}), name="zofia/no-debate")[0].verify(ARTICLE)
 
 
-def test_variants_run_side_by_side_through_the_harness(tmp_path) -> None:
+def test_every_variant_runs_through_the_harness(tmp_path) -> None:
     from pathlib import Path
 
     from verity.bench.datasets import load_dataset
     from verity.bench.runner import BenchConfig, prepare
+    from verity.methods.zofia import ZofiaMethod
 
     if not Path("../shared/datasets").is_dir():
         pytest.skip("benchmark data not at ../shared/datasets")
-    fake = FakeChatModel(Script(rulings=["Fake"] * 10))
+    names = ("zofia", *(f"zofia/{v}" for v in ZofiaMethod.variants))
+    fake = FakeChatModel(Script(rulings=["Fake"] * len(names)))
     config = BenchConfig(
         dataset="politifact",
-        methods=("zofia", "zofia/no-debate"),
+        methods=names,
         out=tmp_path,
         setting="open",
-        sample=2,
+        sample=1,
         method_settings={"zofia": {"max_article_words": 50}},
     )
 
     def build(name, sources):
-        settings = dict(config.method_settings.get(name, {}))
+        from verity.methods.base import settings_for
+
+        settings = settings_for(name, config.method_settings)
         return load_method(name, models=ModelSet(ModelClient(fake)), sources=sources, **settings)
 
     run = prepare(config, load=load_dataset, build=build, sources=lambda split: [WikiSource(WIKI)])
     try:
         results = run.run()
+        rows = {name: list(run.store.rows(run.run_id, name)) for name in names}
     finally:
         run.close()
-    assert set(results) == {"zofia", "zofia/no-debate"}
-    assert all(r.metrics.n == 2 and r.metrics.errors == 0 for r in results.values())
-    assert results["zofia"].extra["debate_early_share"] == 1.0
+    assert set(results) == set(names)
+    assert all(r.metrics.n == 1 and r.metrics.errors == 0 for r in results.values())
+    # The script's judge says Fake in a debate and Real when asked to decide at once.
+    preds = {name: rows[name][0].pred for name in names}
+    assert preds.pop("zofia/no-debate") == "REAL"
+    assert set(preds.values()) == {"FAKE"}
     assert "debate_early_share" not in results["zofia/no-debate"].extra
-    # The script's judge says Fake in the debate and Real when forced at once, so on each
-    # article exactly one of the two is right.
-    accuracies = [r.metrics.accuracy for r in results.values()]
-    assert sum(accuracies) == pytest.approx(1.0)
+    assert results["zofia"].extra["debate_early_share"] == 1.0
+    traces = {name: rows[name][0].verdict["trace"] for name in names}
+    assert traces["zofia/q-or"]["web"]["composition"] == "or"
+    assert traces["zofia/q-tfidf"]["keywords"]["construction"] == "tfidf"
+    assert traces["zofia/no-retrieval"]["information_matrix"]["empty"] == ["wikipedia", "web"]
