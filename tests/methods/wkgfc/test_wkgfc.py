@@ -46,6 +46,12 @@ FACTS = [
     ("Q1", "P40", "Q8"),
 ]
 CLAIM = Claim(text="Alice Smith was born in Freedonia.")
+STATEMENTS = [
+    {"subject": "Alice Smith", "property": "place of birth", "object": "Springfield"},
+    {"subject": "alice smith", "property": "Spouse", "object": "Carol Smith"},
+    {"subject": "Alice Smith", "property": "height", "object": "170 cm"},
+    {"subject": "Zed Unknown", "property": "knows", "object": "Yan"},
+]
 
 
 @pytest.fixture(scope="module")
@@ -100,6 +106,8 @@ class Script:
             return json.dumps({"reasoning": "because", "action": action, "query": "Alice birth"})
         if title == "PassageChoice":
             return json.dumps({"kept": [1], "confidence": [0.9]})
+        if title == "Statements":
+            return json.dumps({"statements": STATEMENTS})
         return json.dumps(
             {"justification": "see [T1]", "label": "SUPPORTED", "confidence": 0.8,
              "cited_facts": [1], "cited_passages": [1]}
@@ -172,3 +180,23 @@ def test_a_graph_is_required_and_an_optimised_prompt_is_loaded(graph, tmp_path: 
     m.verify(CLAIM)
     policy_calls = [msgs for msgs, _, s in fake.requests if s["title"] == "Action"]
     assert policy_calls[0][0].content == "Always check the birthplace first."
+
+
+def test_web_statements_are_aligned_and_never_override_the_graph(graph) -> None:
+    script = Script(actions=["webSearch", "verdict"])
+    verdict = method(script, [graph, Web()], facts_per_passage=4)[0].verify(CLAIM)
+    fused = verdict.trace.web_facts
+    assert [f["status"] for f in fused] == [
+        "already in graph",
+        "web fact",
+        "annotation",
+        "dropped",
+    ]
+    spouse = fused[1]
+    assert (spouse["subject_qid"], spouse["pid"], spouse["object_qid"]) == ("Q1", "P26", "Q6")
+    assert spouse["conflicts_with"] == ["Q2"]
+    # The graph is unchanged: the web fact is shown beside it, marked, in the verdict prompt.
+    facts = {(f["subject"], f["pid"], f["object"]) for f in verdict.trace.subgraph["facts"]}
+    assert ("Q1", "P26", "Q6") not in facts and ("Q1", "P26", "Q2") in facts
+    prompt = script.seen["KGVerdict"][0]
+    assert "Carol Smith (Q6) [web: https://example.org/alice; conflicts with graph: Q2]" in prompt

@@ -32,6 +32,7 @@ from verity.methods.base import MethodConfig
 from verity.methods.common import require_claim
 from verity.methods.wkgfc.agent import Episode, run_policy
 from verity.methods.wkgfc.expand import expand_hop, valid_choices
+from verity.methods.wkgfc.fusion import WebFact, fuse
 from verity.methods.wkgfc.linking import init_retrieval
 from verity.methods.wkgfc.prompts import POLICY, VERDICT, Mode
 from verity.methods.wkgfc.subgraph import Subgraph
@@ -40,7 +41,7 @@ from verity.nlp.ner import EntityRecognizer
 from verity.sources.base import Source
 from verity.sources.kg import GraphSource
 
-ROLES = ("ranker", "policy", "filter", "judge")
+ROLES = ("ranker", "policy", "filter", "extractor", "judge")
 
 
 class WkgfcConfig(MethodConfig):
@@ -55,6 +56,8 @@ class WkgfcConfig(MethodConfig):
     web_k: int = Field(default=10, ge=1, description="passages per web source")
     web_keep: int = Field(default=5, ge=1, description="passages shown to the filter")
     max_facts: int = Field(default=60, ge=1, description="facts shown in a prompt")
+    fuse_web: bool = Field(default=True, description="turn kept passages into graph statements")
+    facts_per_passage: int = Field(default=3, ge=1)
     policy_prompt: str | None = Field(
         default=None, description="an optimised policy prompt (JSON file from verity optimize)"
     )
@@ -126,6 +129,7 @@ class WkgfcMethod:
         cfg, log = self.config, CallLog()
         mark = self.graph.queries.mark() if self.graph is not None else 0
         episode = Episode(claim=claim.text, sub=Subgraph())
+        web_facts: list[WebFact] = []
         if self.graph is not None and cfg.mode != "web-only":
             episode.sub, unlinked = init_retrieval(
                 claim.text, self.graph, self.recognizer, limit=cfg.seed_limit
@@ -156,6 +160,22 @@ class WkgfcMethod:
             )
 
         def search(query: str) -> WebResult:
+            found = find(query)
+            if cfg.fuse_web and found.kept:
+                web_facts.extend(
+                    fuse(
+                        [e for e, _ in found.kept],
+                        claim.text,
+                        episode.sub,
+                        self.graph,
+                        self.agents["extractor"],
+                        per_passage=cfg.facts_per_passage,
+                        log=log,
+                    )
+                )
+            return found
+
+        def find(query: str) -> WebResult:
             if evidence is not None:
                 given = WebResult(query="(given evidence)", found=len(evidence))
                 given.kept = [(e, 1.0) for e in list(evidence)[: cfg.web_keep]]
@@ -194,23 +214,28 @@ class WkgfcMethod:
                 model=self.agents["policy"],
                 instruction=self.policy,
                 facts=lambda: episode.sub.numbered(cfg.max_facts),
-                web=lambda: self._web_text(episode),
+                web=lambda: self._web_text(episode, web_facts),
                 expand=expand,
                 search=search if cfg.mode == "full" else _no_search,
                 max_steps=cfg.max_steps,
                 hops_left=hops_left,
                 log=log,
             )
-        return self._verdict(claim, episode, log, mark)
+        return self._verdict(claim, episode, web_facts, log, mark)
 
-    def _web_text(self, episode: Episode) -> str:
+    def _web_text(self, episode: Episode, web_facts: Sequence[WebFact]) -> str:
         passages = self._passages(episode)
         if not passages:
             return "(none)"
-        return "\n".join(
+        lines = [
             f"[W{i}] {e.title or e.source} (web, confidence {c:.2f}): {e.text[:600]}"
             for i, (e, c) in enumerate(passages, start=1)
-        )
+        ]
+        fused = [f.text() for f in web_facts if f.status in ("web fact", "annotation")]
+        if fused:
+            lines.append("Statements read from these passages:")
+            lines.extend(f"- {line}" for line in fused)
+        return "\n".join(lines)
 
     @staticmethod
     def _passages(episode: Episode) -> list[tuple[Evidence, float]]:
@@ -220,7 +245,14 @@ class WkgfcMethod:
                 seen.setdefault((ev.source, ev.ref or ev.text[:200]), (ev, confidence))
         return list(seen.values())
 
-    def _verdict(self, claim: Claim, episode: Episode, log: CallLog, mark: int) -> Verdict:
+    def _verdict(
+        self,
+        claim: Claim,
+        episode: Episode,
+        web_facts: Sequence[WebFact],
+        log: CallLog,
+        mark: int,
+    ) -> Verdict:
         cfg = self.config
         shown = episode.sub.facts[: cfg.max_facts]
         passages = self._passages(episode)
@@ -229,7 +261,7 @@ class WkgfcMethod:
             log=log,
             claim=claim.text,
             facts=episode.sub.numbered(cfg.max_facts),
-            web=self._web_text(episode),
+            web=self._web_text(episode, web_facts),
         )
         facts = [shown[i] for i in valid_choices(judged.cited_facts, len(shown), len(shown))]
         cited = [
@@ -258,6 +290,7 @@ class WkgfcMethod:
                 actions=episode.actions,
                 subgraph=episode.sub.to_trace(),
                 web=[w.to_trace() for w in episode.web],
+                web_facts=[f.to_trace() for f in web_facts],
                 forced_verdict=episode.forced,
                 cited_facts=judged.cited_facts,
                 cited_passages=judged.cited_passages,

@@ -1,0 +1,163 @@
+"""Web evidence into the graph's schema (paper section 4.3).
+
+Each kept passage is turned into subject-property-object statements by the LLM. A
+statement is aligned where it can be: its subject and object to items of the subgraph
+(by label) or of the graph (by linking), its property to a property whose label the
+subgraph already uses. Then:
+
+- aligned and already a graph fact: skipped (the graph said it first);
+- aligned and new: a web fact, marked with its passage, never stored as a graph fact;
+- a known subject with something unaligned: an annotation on that entity;
+- nothing known: dropped, recorded in the trace.
+
+A web fact that gives another object for a (subject, property) the graph already has is
+marked as conflicting, so the verdict sees both and neither overrides the other silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from verity.domain import Evidence
+from verity.errors import ModelOutputError
+from verity.kg.base import KnowledgeGraph
+from verity.llm.calllog import CallLog
+from verity.llm.client import ModelClient
+from verity.llm.step import Step
+from verity.methods.wkgfc.subgraph import Subgraph
+
+
+class Statement(BaseModel):
+    """One statement read from a passage, in words."""
+
+    subject: str
+    property: str
+    object: str
+
+
+class Statements(BaseModel):
+    """The statements of a passage that bear on the claim."""
+
+    statements: list[Statement]
+
+
+EXTRACT_STATEMENTS = Step(
+    name="wkgfc.extract_statements",
+    instruction=(
+        "You turn a web passage into simple facts (subject, property, object) that bear on "
+        "a claim. Name entities as the known entities are named when they are the same; "
+        "use short property names such as 'place of birth' or 'spouse'."
+    ),
+    template=(
+        "Claim: {claim}\n\nKnown entities: {entities}\n\nPassage: {passage}\n\n"
+        "List at most {n} facts."
+    ),
+    output=Statements,
+)
+
+
+@dataclass
+class WebFact:
+    """A statement from the web, aligned to the graph as far as it goes."""
+
+    subject: str
+    property: str
+    object: str
+    passage: str
+    subject_qid: str | None = None
+    pid: str | None = None
+    object_qid: str | None = None
+    status: str = "dropped"
+    conflicts_with: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        """The statement for prompts, ids where aligned, marked as from the web."""
+        s = f"{self.subject} ({self.subject_qid})" if self.subject_qid else self.subject
+        p = f"{self.property} ({self.pid})" if self.pid else self.property
+        o = f"{self.object} ({self.object_qid})" if self.object_qid else self.object
+        note = (
+            f"; conflicts with graph: {', '.join(self.conflicts_with)}"
+            if self.conflicts_with
+            else ""
+        )
+        return f"{s} | {p} | {o} [web: {self.passage}{note}]"
+
+    def to_trace(self) -> dict[str, Any]:
+        """The record kept in the verdict's trace."""
+        return dict(self.__dict__)
+
+
+def _index_labels(sub: Subgraph) -> tuple[dict[str, str], dict[str, str]]:
+    """Case-folded labels to QIDs and to PIDs, from the subgraph's own facts."""
+    items: dict[str, str] = {s.label.casefold(): s.qid for s in sub.seeds}
+    props: dict[str, str] = {}
+    for f in sub.facts:
+        if f.subject_label:
+            items.setdefault(f.subject_label.casefold(), f.subject)
+        if f.object_label and f.object_kind == "entity":
+            items.setdefault(f.object_label.casefold(), f.object)
+        if f.property_label:
+            props.setdefault(f.property_label.casefold(), f.pid)
+    return items, props
+
+
+def align(
+    statement: Statement, passage: str, sub: Subgraph, graph: KnowledgeGraph | None
+) -> WebFact:
+    """Align one statement to the subgraph (labels) and the graph (linking)."""
+    items, props = _index_labels(sub)
+    fact = WebFact(statement.subject, statement.property, statement.object, passage)
+
+    def item(name: str) -> str | None:
+        found = items.get(name.strip().casefold())
+        if found is None and graph is not None and name.strip():
+            matches = graph.link(name, k=1)
+            # Only an exact label or alias: a fuzzy guess would invent a graph entity.
+            if matches and matches[0].matched in ("label", "alias", "id"):
+                found = matches[0].qid
+        return found
+
+    fact.subject_qid = item(statement.subject)
+    fact.object_qid = item(statement.object)
+    fact.pid = props.get(statement.property.strip().casefold())
+    if fact.subject_qid and fact.pid and fact.object_qid:
+        if sub.has(fact.subject_qid, fact.pid, fact.object_qid):
+            fact.status = "already in graph"
+        else:
+            fact.status = "web fact"
+            fact.conflicts_with = [
+                f.object for f in sub.facts if f.subject == fact.subject_qid and f.pid == fact.pid
+            ]
+    elif fact.subject_qid:
+        fact.status = "annotation"
+    return fact
+
+
+def fuse(
+    passages: Sequence[Evidence],
+    claim: str,
+    sub: Subgraph,
+    graph: KnowledgeGraph | None,
+    model: ModelClient,
+    *,
+    per_passage: int,
+    log: CallLog,
+) -> list[WebFact]:
+    """Statements from every passage, aligned; one LLM call per passage."""
+    entities = ", ".join(f"{s.label} ({s.qid})" for s in sub.seeds) or "(none)"
+    facts: list[WebFact] = []
+    for ev in passages:
+        try:
+            read = EXTRACT_STATEMENTS.run(
+                model, log=log, claim=claim, entities=entities, passage=ev.text[:800],
+                n=per_passage,
+            )  # fmt: skip
+        except ModelOutputError:
+            continue
+        for statement in read.statements[:per_passage]:
+            facts.append(align(statement, ev.ref or ev.title, sub, graph))
+    return facts
