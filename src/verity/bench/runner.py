@@ -275,7 +275,13 @@ def prepare(
         if not kinds <= set(method.accepts):
             kind = next(iter(kinds)).__name__.lower()
             raise BadInputError(f"method {name!r} does not check {kind}s ({config.dataset})")
-    sample = select_sample(split, config.sample, config.seed, excluded_ids(config.methods))
+    excluded = excluded_ids(config.methods)
+    for method in methods.values():
+        # A method trained on examples (an optimised prompt) names them itself.
+        own = getattr(method, "excluded_ids", None)
+        if callable(own):
+            excluded |= set(own())
+    sample = select_sample(split, config.sample, config.seed, excluded)
     run_id = run_id_of(config, [ex.id for ex in sample], split.checksum)
     manifest = {
         "run_id": run_id,
@@ -293,7 +299,7 @@ def prepare(
             "prediction_map": {k.value: v.value for k, v in split.prediction_map.items()},
         },
         "sample": {"n": len(sample), "requested": config.sample, "ids": [ex.id for ex in sample]},
-        "excluded_demonstrations": sorted(f"{d}:{i}" for d, i in excluded_ids(config.methods)),
+        "excluded_demonstrations": sorted(f"{d}:{i}" for d, i in excluded),
         "methods": {name: method.to_dict() for name, method in methods.items()},
         "sources": [s.to_dict() for s in given],
     }

@@ -15,6 +15,7 @@ The graph is the first source passed that is a knowledge graph (``kg-local``,
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -104,6 +105,21 @@ class WkgfcMethod:
         if not isinstance(text, str) or not text.strip():
             raise ConfigError(f"the policy prompt in {path} is empty")
         return text
+
+    def with_policy(self, text: str) -> WkgfcMethod:
+        """The same method with another policy prompt (the optimiser's candidates)."""
+        twin = copy.copy(self)
+        twin.policy = text
+        return twin
+
+    def excluded_ids(self) -> set[tuple[str, str]]:
+        """Examples an optimised prompt was trained or validated on: not for evaluation."""
+        path = self.config.policy_prompt
+        if path is None:
+            return set()
+        saved = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
+        dataset = saved.get("dataset", "")
+        return {(dataset, i) for i in [*saved.get("train_ids", []), *saved.get("val_ids", [])]}
 
     def to_dict(self) -> dict[str, Any]:
         """Configuration for run manifests."""
