@@ -24,6 +24,7 @@ from rich.console import Console
 from verity import render
 from verity.bench.command import bench as bench_command
 from verity.errors import BadInputError, VerityError
+from verity.methods.wkgfc.command import optimize_command
 
 if TYPE_CHECKING:
     from verity.batch import BatchItem
@@ -42,6 +43,7 @@ kg_app = typer.Typer(
 )
 app.add_typer(kg_app, name="kg")
 app.command("bench")(bench_command)
+app.command("optimize")(optimize_command)
 
 out = Console()
 err = Console(stderr=True, soft_wrap=True)  # messages name paths: never break them
