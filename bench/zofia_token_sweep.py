@@ -46,7 +46,7 @@ def run_cap(cap: int, args: argparse.Namespace) -> tuple[object, float]:
     )
     try:
         results = run.run(lambda m, done, total, acc: print(f"  cap {cap}: {done}/{total}"))
-        rows = run.store.rows(run.run_id, "zofia")
+        rows = list(run.store.rows(run.run_id, "zofia"))
     finally:
         run.close()
     failures = calls = 0
