@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from verity.bench.base import DatasetSplit
-from verity.bench.loaders.averitec import load_averitec
+from verity.bench.loaders.averitec import load_averitec, load_averitec_binary
 from verity.bench.loaders.check_covid import load_check_covid
 from verity.bench.loaders.common import DATA_DIR_HINT
 from verity.bench.loaders.liar import load_liar, load_liar_new, load_liar_plus
@@ -54,6 +54,7 @@ _LOADERS: dict[str, Loader] = {
     "gossipcop": load_gossipcop,
     "check-covid": load_check_covid,
     "averitec": load_averitec,
+    "averitec-binary": load_averitec_binary,
     "climate-fever": load_climate_fever,
     "summeval": load_summeval,
 }

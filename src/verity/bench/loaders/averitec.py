@@ -11,6 +11,7 @@ from typing import Any
 
 from verity.bench.base import DatasetSplit, Example
 from verity.bench.loaders.common import (
+    BINARY_PREDICTIONS,
     DataReader,
     as_records,
     at_row,
@@ -30,6 +31,13 @@ AVERITEC_LABELS = {
     "Conflicting Evidence/Cherrypicking": Label.CONFLICTING,
 }
 AVERITEC_SPACE = (Label.SUPPORTED, Label.REFUTED, Label.NOT_ENOUGH_INFO, Label.CONFLICTING)
+# WKGFC's binary standardisation: claims without verifiable evidence are left out and
+# cherry-picked or conflicting ones count as refuted.
+AVERITEC_BINARY_LABELS = {
+    "Supported": Label.SUPPORTED,
+    "Refuted": Label.REFUTED,
+    "Conflicting Evidence/Cherrypicking": Label.REFUTED,
+}
 _META = (
     "justification",
     "claim_types",
@@ -65,12 +73,51 @@ def _qa_evidence(claim_id: str, questions: list[Any]) -> tuple[Evidence, ...]:
 def load_averitec(root: Path) -> DatasetSplit:
     """AVeriTeC dev, four classes, the annotators' question-answer pairs as gold evidence."""
     reader = DataReader(root, "AVeriTeC")
+    return build_split(
+        reader,
+        name="averitec",
+        title="AVeriTeC dev",
+        examples=_examples(reader, AVERITEC_LABELS)[0],
+        labels=AVERITEC_SPACE,
+        label_map=label_names(AVERITEC_LABELS),
+        paper="AVeriTeC (Schlichtkrull et al. 2023) 4-way, Conflicting/Cherrypicking CONFLICTING",
+        has_gold=True,
+    )
+
+
+def load_averitec_binary(root: Path) -> DatasetSplit:
+    """AVeriTeC dev as WKGFC evaluates it: supported against refuted or cherry-picked."""
+    reader = DataReader(root, "AVeriTeC")
+    examples, dropped = _examples(reader, AVERITEC_BINARY_LABELS)
+    return build_split(
+        reader,
+        name="averitec-binary",
+        title="AVeriTeC dev (binary)",
+        examples=examples,
+        labels=(Label.SUPPORTED, Label.REFUTED),
+        label_map=label_names(AVERITEC_BINARY_LABELS),
+        prediction_map=BINARY_PREDICTIONS,
+        paper="WKGFC: Supported / Refuted + Conflicting, Not Enough Evidence dropped",
+        notes=[f"Not Enough Evidence claims left out: {dropped:,} (binary protocol)."],
+        has_gold=True,
+    )
+
+
+def _examples(reader: DataReader, labels: dict[str, Label]) -> tuple[list[Example], int]:
+    """dev.json's claims whose label ``labels`` maps, and how many known labels it leaves out.
+
+    Ids are positions in the file, so both protocols share them; an unknown label raises.
+    """
     name = "dev.json"
     path = reader.path(name)
     examples: list[Example] = []
+    dropped = 0
     for index, obj in enumerate(as_records(reader.json(name), path)):
         with at_row(path, f"item {index}"):
             raw = str_field(obj, "label")
+            if raw not in labels and raw in AVERITEC_LABELS:
+                dropped += 1
+                continue
             claim_id = str(index)
             examples.append(
                 Example(
@@ -81,18 +128,9 @@ def load_averitec(root: Path) -> DatasetSplit:
                         speaker=str_field(obj, "speaker", optional=True).strip() or None,
                         source_url=str_field(obj, "original_claim_url", optional=True) or None,
                     ),
-                    label=map_label(AVERITEC_LABELS, raw),
+                    label=map_label(labels, raw),
                     gold=_qa_evidence(claim_id, list_field(obj, "questions")),
                     meta={"label": raw, **{key: obj.get(key) for key in _META}},
                 )
             )
-    return build_split(
-        reader,
-        name="averitec",
-        title="AVeriTeC dev",
-        examples=examples,
-        labels=AVERITEC_SPACE,
-        label_map=label_names(AVERITEC_LABELS),
-        paper="AVeriTeC (Schlichtkrull et al. 2023) 4-way, Conflicting/Cherrypicking CONFLICTING",
-        has_gold=True,
-    )
+    return examples, dropped

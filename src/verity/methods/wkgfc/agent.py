@@ -52,10 +52,15 @@ def run_policy(
     max_steps: int,
     hops_left: Callable[[], int],
     log: CallLog,
+    web_allowed: bool = True,
 ) -> None:
     """Act until the policy asks for a verdict or the steps run out (then it is forced)."""
     # The instruction is the policy prompt, the text that optimisation rewrites.
     step = replace(ACT, instruction=instruction)
+
+    def can_expand() -> bool:
+        return hops_left() > 0 and bool(episode.sub.frontier)
+
     for used in range(max_steps):
         try:
             act = step.run(
@@ -67,6 +72,7 @@ def run_policy(
                 history=episode.history(),
                 left=max_steps - used,
                 hops_left=hops_left(),
+                actions=_available(can_expand(), web_allowed),
             )
         except ModelOutputError as exc:
             episode.actions.append(
@@ -79,12 +85,14 @@ def run_policy(
             episode.actions.append(record)
             return
         if act.action == "expandKG":
-            if hops_left() <= 0 or not episode.sub.frontier:
+            if not can_expand():
                 record["summary"] = "cannot expand: no hops or frontier left"
             else:
                 hop = expand()
                 record["observation"] = hop
                 record["summary"] = f"{len(hop.get('kept', []))} new facts"
+        elif not web_allowed:
+            record["summary"] = "no web search in this setting"
         else:
             query = act.query.strip() or episode.claim
             found = search(query)
@@ -97,3 +105,14 @@ def run_policy(
     episode.actions.append(
         {"action": "verdict", "reason": "step limit reached", "summary": "forced"}
     )
+
+
+def _available(can_expand: bool, web_allowed: bool) -> str:
+    """The actions the policy may take now; one it cannot take only wastes a step."""
+    names = [*(["expandKG"] if can_expand else []), *(["webSearch"] if web_allowed else [])]
+    missing = [
+        *([] if can_expand else ["graph expansion: no hops or frontier left"]),
+        *([] if web_allowed else ["web search: not available here"]),
+    ]
+    text = ", ".join([*names, "verdict"])
+    return f"{text} (no {'; no '.join(missing)})" if missing else text

@@ -1,11 +1,12 @@
 r"""``verity optimize wkgfc``: self-reflective optimisation of WKGFC's policy prompt.
 
-    verity optimize wkgfc --dataset fever --train 100 --val 50 --epochs 20 \
+    verity optimize wkgfc --dataset fever --train 100 --val 50 --epochs 20 --batch 10 \
         --source kg-local --out runs/wkgfc-opt
 
 Training and validation examples are a seeded draw from the dataset; the saved prompt
 names them, and a benchmark run of ``wkgfc`` with that prompt leaves them out of its
 sample. Load the result with ``[methods.wkgfc] policy_prompt = "runs/wkgfc-opt/policy.json"``.
+The same command with the same ``--out`` resumes after the last finished epoch.
 """
 
 from __future__ import annotations
@@ -24,8 +25,15 @@ def optimize_command(
     dataset: Annotated[str, typer.Option(help="Dataset name (see docs/datasets.md).")],
     train: Annotated[int, typer.Option(min=1, help="Training examples.")] = 100,
     val: Annotated[int, typer.Option(min=1, help="Validation examples.")] = 50,
-    epochs: Annotated[int, typer.Option(min=0, help="Optimisation epochs.")] = 20,
-    seed: Annotated[int, typer.Option(help="Seed of the train/validation draw.")] = 0,
+    epochs: Annotated[
+        int, typer.Option(min=0, help="Epochs in all; a rerun into the same --out resumes.")
+    ] = 20,
+    batch: Annotated[
+        int, typer.Option(min=1, help="Training examples per epoch (one gradient's critiques).")
+    ] = 10,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the train/validation draw and the training order.")
+    ] = 0,
     out: Annotated[Path, typer.Option(help="Output folder.")] = Path("runs/optimize"),
     model: Annotated[str | None, typer.Option(help="Model spec for every role.")] = None,
     base_url: Annotated[str | None, typer.Option("--base-url")] = None,
@@ -71,6 +79,8 @@ def optimize_command(
         critic=models.for_role("critic"),
         epochs=epochs,
         out=out,
+        batch=batch,
+        seed=seed,
         max_steps=base.config.max_steps,
         dataset=split.name,
         progress=lambda message: typer.echo(message, err=True),

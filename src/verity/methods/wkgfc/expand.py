@@ -3,8 +3,11 @@
 One hop from the frontier: the candidate relations (out of and into the frontier) are
 ranked by the LLM for relevance to the claim and the top ``k`` kept; each kept relation is
 followed, and when it yields more than ``k`` facts the LLM keeps the ``k`` most useful.
-The entities those facts reach are the next frontier; the rest is pruned. A hop costs at
+The entities those facts reach, and that no hop has started from yet, are the next
+frontier; the rest is pruned. A kept fact the subgraph already holds (the initial
+retrieval reads every statement of the seeds) still leads the beam on. A hop costs at
 most 1 + k LLM calls, so N hops and a verdict cost at most N + kN + 1 (21 at k = N = 4).
+A graph that cannot be reached ends the hop, which still counts against N.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from verity.errors import ModelOutputError
+from verity.errors import ModelOutputError, SourceUnavailableError
 from verity.kg.base import Direction, KnowledgeGraph, Relation, Triple
 from verity.kg.facts import fact_text
 from verity.llm.calllog import CallLog
@@ -62,6 +65,27 @@ def expand_hop(
         record["stopped"] = "empty frontier"
         return record
     frontier = sub.frontier[:200]
+    try:
+        _hop(sub, frontier, claim, graph, model, k=k, limit=limit, log=log, record=record)
+    except SourceUnavailableError as exc:
+        record["stopped"] = f"graph unavailable: {exc}"
+    sub.expanded.update(frontier)
+    sub.hops += 1
+    return record
+
+
+def _hop(
+    sub: Subgraph,
+    frontier: list[str],
+    claim: str,
+    graph: KnowledgeGraph,
+    model: ModelClient,
+    *,
+    k: int,
+    limit: int,
+    log: CallLog,
+    record: dict[str, Any],
+) -> None:
     candidates: list[tuple[Direction, Relation]] = [
         *(("out", r) for r in graph.relations(frontier, "out")),
         *(("in", r) for r in graph.relations(frontier, "in")),
@@ -69,9 +93,8 @@ def expand_hop(
     record["candidates"] = len(candidates)
     if not candidates:
         record["stopped"] = "no relations"
-        sub.frontier = []
-        sub.hops += 1
-        return record
+        sub.frontier = record["next_frontier"] = []
+        return
     labels = graph.labels(frontier)
     try:
         ranked = RANK_RELATIONS.run(
@@ -90,7 +113,8 @@ def expand_hop(
     if not picked:
         # No usable ranking: keep the most used relations, so the hop still happens.
         record["fallback"] = "most used relations"
-        picked = list(range(min(k, len(candidates))))
+        by_use = sorted(range(len(candidates)), key=lambda i: -candidates[i][1].count)
+        picked = by_use[:k]
     record["relations"] = [
         {
             "pid": candidates[i][1].pid,
@@ -103,22 +127,17 @@ def expand_hop(
     kept_facts: list[Triple] = []
     for i in picked:
         direction, rel = candidates[i]
-        facts = [
-            f
-            for f in graph.follow(frontier, [rel.pid], direction, limit=limit)
-            if not sub.has(f.subject, f.pid, f.object)
-        ]
+        facts = graph.follow(frontier, [rel.pid], direction, limit=limit)
         if len(facts) > k:
             facts = _prune(facts, claim, model, k=k, log=log)
         kept_facts.extend(facts)
         for fact in facts:
             target = _reached(fact, direction)
-            if target is not None:
+            if target is not None and target not in sub.expanded and target not in frontier:
                 next_frontier.setdefault(target)
     record["kept"] = [fact_text(f) for f in sub.add(kept_facts)]
-    sub.frontier = list(next_frontier)
-    sub.hops += 1
-    return record
+    record["known"] = len(kept_facts) - len(record["kept"])
+    sub.frontier = record["next_frontier"] = list(next_frontier)
 
 
 def _prune(

@@ -2,16 +2,20 @@
 
 Each kept passage is turned into subject-property-object statements by the LLM. A
 statement is aligned where it can be: its subject and object to items of the subgraph
-(by label) or of the graph (by linking), its property to a property whose label the
-subgraph already uses. Then:
+(by label) or of the graph (by exact label or alias), its property by label to one the
+subgraph uses or one the graph has for that subject. Then:
 
-- aligned and already a graph fact: skipped (the graph said it first);
+- aligned and already a graph fact: skipped as web evidence (the graph said it first);
+  when the graph holds it but the subgraph had not retrieved it, the graph's own fact
+  joins the subgraph;
 - aligned and new: a web fact, marked with its passage, never stored as a graph fact;
 - a known subject with something unaligned: an annotation on that entity;
 - nothing known: dropped, recorded in the trace.
 
-A web fact that gives another object for a (subject, property) the graph already has is
-marked as conflicting, so the verdict sees both and neither overrides the other silently.
+A web fact for a (subject, property) the graph has values for carries those values, so
+the verdict sees both and neither overrides the other silently. They are shown as what
+the graph has rather than as a conflict: many properties (child, award received) take
+several values.
 """
 
 from __future__ import annotations
@@ -23,8 +27,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from verity.domain import Evidence
-from verity.errors import ModelOutputError
-from verity.kg.base import KnowledgeGraph
+from verity.errors import ModelOutputError, SourceUnavailableError
+from verity.kg.base import KnowledgeGraph, Triple
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
 from verity.llm.step import Step
@@ -72,18 +76,14 @@ class WebFact:
     pid: str | None = None
     object_qid: str | None = None
     status: str = "dropped"
-    conflicts_with: list[str] = field(default_factory=list)
+    graph_values: list[str] = field(default_factory=list)
 
     def text(self) -> str:
         """The statement for prompts, ids where aligned, marked as from the web."""
         s = f"{self.subject} ({self.subject_qid})" if self.subject_qid else self.subject
         p = f"{self.property} ({self.pid})" if self.pid else self.property
         o = f"{self.object} ({self.object_qid})" if self.object_qid else self.object
-        note = (
-            f"; conflicts with graph: {', '.join(self.conflicts_with)}"
-            if self.conflicts_with
-            else ""
-        )
+        note = f"; graph has: {', '.join(self.graph_values)}" if self.graph_values else ""
         return f"{s} | {p} | {o} [web: {self.passage}{note}]"
 
     def to_trace(self) -> dict[str, Any]:
@@ -105,17 +105,41 @@ def _index_labels(sub: Subgraph) -> tuple[dict[str, str], dict[str, str]]:
     return items, props
 
 
+def _graph_properties(graph: KnowledgeGraph | None, subject: str) -> dict[str, str]:
+    """Case-folded labels of the properties the graph has for ``subject``, to PIDs."""
+    if graph is None:
+        return {}
+    try:
+        relations = graph.relations([subject], "out")
+    except SourceUnavailableError:
+        return {}  # out of reach: align against the subgraph alone
+    return {r.label.casefold(): r.pid for r in relations if r.label}
+
+
+def _graph_values(graph: KnowledgeGraph | None, subject: str, pid: str) -> list[Triple]:
+    """The graph's statements of ``subject`` for ``pid``."""
+    if graph is None:
+        return []
+    try:
+        return graph.follow([subject], [pid], "out", limit=50)
+    except SourceUnavailableError:
+        return []
+
+
 def align(
     statement: Statement, passage: str, sub: Subgraph, graph: KnowledgeGraph | None
 ) -> WebFact:
-    """Align one statement to the subgraph (labels) and the graph (linking)."""
+    """Align one statement to the subgraph (labels) and the graph (linking, relations)."""
     items, props = _index_labels(sub)
     fact = WebFact(statement.subject, statement.property, statement.object, passage)
 
     def item(name: str) -> str | None:
         found = items.get(name.strip().casefold())
         if found is None and graph is not None and name.strip():
-            matches = graph.link(name, k=1)
+            try:
+                matches = graph.link(name, k=1)
+            except SourceUnavailableError:
+                return None
             # Only an exact label or alias: a fuzzy guess would invent a graph entity.
             if matches and matches[0].matched in ("label", "alias", "id"):
                 found = matches[0].qid
@@ -123,17 +147,25 @@ def align(
 
     fact.subject_qid = item(statement.subject)
     fact.object_qid = item(statement.object)
-    fact.pid = props.get(statement.property.strip().casefold())
-    if fact.subject_qid and fact.pid and fact.object_qid:
-        if sub.has(fact.subject_qid, fact.pid, fact.object_qid):
-            fact.status = "already in graph"
-        else:
-            fact.status = "web fact"
-            fact.conflicts_with = [
-                f.object for f in sub.facts if f.subject == fact.subject_qid and f.pid == fact.pid
-            ]
-    elif fact.subject_qid:
+    if fact.subject_qid is None:
+        return fact
+    wanted = statement.property.strip().casefold()
+    fact.pid = props.get(wanted) or _graph_properties(graph, fact.subject_qid).get(wanted)
+    if not (fact.pid and fact.object_qid):
         fact.status = "annotation"
+        return fact
+    values = [f for f in sub.facts if f.subject == fact.subject_qid and f.pid == fact.pid]
+    values += _graph_values(graph, fact.subject_qid, fact.pid)
+    same = [v for v in values if v.object == fact.object_qid]
+    if same:
+        fact.status = "already in graph"
+        sub.add(same[:1])
+        return fact
+    fact.status = "web fact"
+    shown = dict.fromkeys(
+        f"{v.object_label} ({v.object})" if v.object_label else v.object for v in values
+    )
+    fact.graph_values = list(shown)
     return fact
 
 

@@ -38,6 +38,7 @@ from verity.methods.wkgfc.linking import init_retrieval
 from verity.methods.wkgfc.prompts import POLICY, VERDICT, Mode
 from verity.methods.wkgfc.subgraph import Subgraph
 from verity.methods.wkgfc.web import WebResult, search_web
+from verity.nlp.embed import Encoder, default_encoder
 from verity.nlp.ner import EntityRecognizer
 from verity.sources.base import Source
 from verity.sources.kg import GraphSource
@@ -52,11 +53,11 @@ class WkgfcConfig(MethodConfig):
     k: int = Field(default=4, ge=1, description="relations and facts kept per hop")
     hops: int = Field(default=4, ge=0, description="N, the most expansion hops")
     max_steps: int = Field(default=6, ge=1, description="policy actions before a forced verdict")
-    seed_limit: int = Field(default=50, ge=1, description="initial facts per direction")
+    seed_limit: int = Field(default=25, ge=1, description="initial facts per seed and direction")
     follow_limit: int = Field(default=50, ge=1, description="facts read per kept relation")
     web_k: int = Field(default=10, ge=1, description="passages per web source")
     web_keep: int = Field(default=5, ge=1, description="passages shown to the filter")
-    max_facts: int = Field(default=60, ge=1, description="facts shown in a prompt")
+    max_facts: int = Field(default=40, ge=1, description="facts shown in a prompt")
     fuse_web: bool = Field(default=True, description="turn kept passages into graph statements")
     facts_per_passage: int = Field(default=3, ge=1)
     policy_prompt: str | None = Field(
@@ -140,7 +141,11 @@ class WkgfcMethod:
     def verify(
         self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
     ) -> Verdict:
-        """Check a claim; ``evidence``, when given, stands in for web search results."""
+        """Check a claim; ``evidence``, when given, stands in for web search results.
+
+        Given evidence is the caller's choice: it skips coarse retrieval and the filter
+        and is kept whole (at most ``web_keep`` passages), each with confidence 1.0.
+        """
         claim = require_claim(subject, self.name)
         cfg, log = self.config, CallLog()
         mark = self.graph.queries.mark() if self.graph is not None else 0
@@ -148,7 +153,7 @@ class WkgfcMethod:
         web_facts: list[WebFact] = []
         if self.graph is not None and cfg.mode != "web-only":
             episode.sub, unlinked = init_retrieval(
-                claim.text, self.graph, self.recognizer, limit=cfg.seed_limit
+                claim.text, self.graph, self.recognizer, limit=cfg.seed_limit, relevance=_relevance
             )
             episode.actions.append(
                 {
@@ -232,10 +237,12 @@ class WkgfcMethod:
                 facts=lambda: episode.sub.numbered(cfg.max_facts),
                 web=lambda: self._web_text(episode, web_facts),
                 expand=expand,
-                search=search if cfg.mode == "full" else _no_search,
+                search=search,
                 max_steps=cfg.max_steps,
                 hops_left=hops_left,
                 log=log,
+                # Without a web source (or given evidence) a search could only come back empty.
+                web_allowed=cfg.mode == "full" and (bool(self.web) or evidence is not None),
             )
         return self._verdict(claim, episode, web_facts, log, mark)
 
@@ -270,7 +277,7 @@ class WkgfcMethod:
         mark: int,
     ) -> Verdict:
         cfg = self.config
-        shown = episode.sub.facts[: cfg.max_facts]
+        shown = episode.sub.shown(cfg.max_facts)
         passages = self._passages(episode)
         judged = VERDICT.run(
             self.agents["judge"],
@@ -318,6 +325,9 @@ class WkgfcMethod:
         )
 
 
-def _no_search(query: str) -> WebResult:
-    # kg-agent has no web: the policy is told and the observation says so.
-    return WebResult(query=query)
+def _relevance(claim: str, texts: Sequence[str]) -> list[float]:
+    """Cosine of each text with the claim under the shared sentence encoder."""
+    encoder = default_encoder()
+    return [
+        float(x) for x in Encoder.cosine_matrix(encoder.encode([claim]), encoder.encode(texts))[0]
+    ]

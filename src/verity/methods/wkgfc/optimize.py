@@ -1,14 +1,16 @@
 """Self-reflective prompt optimisation (paper section 4.4), TextGrad-style, LLM frozen.
 
-Each epoch runs the policy on the training examples; every episode is critiqued, scored
-and stored in the experience buffer. The critiques are turned into a textual gradient
-(what in the instructions led to the errors), the policy prompt is rewritten along it,
-and the rewrite is kept only if it scores better (balanced accuracy) on the validation
-examples. The best prompt is saved with its scores, its lineage and the ids it was
-trained and validated on, so that evaluation can leave those out.
+The training examples are shuffled once (seeded); each epoch runs the policy on the next
+``batch`` of them, cycling, so that successive epochs see different claims and the
+gradient prompt stays short. Every episode is critiqued, scored and stored in the
+experience buffer. The critiques are turned into a textual gradient (what in the
+instructions led to the errors), the policy prompt is rewritten along it, and the rewrite
+is kept only if it scores better (balanced accuracy) on the validation examples. The best
+prompt is saved after every epoch with its scores, its lineage and the ids it was trained
+and validated on, so that evaluation can leave those out and a rerun can resume.
 
     result = optimize(make, train, val, labels, optimizer=model, critic=model,
-                      epochs=2, out=Path("runs/wkgfc-opt"), max_steps=6)
+                      epochs=2, out=Path("runs/wkgfc-opt"), max_steps=6, batch=10)
     result["prompt"], result["val_score"], result["lineage"]
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -26,13 +29,23 @@ from pydantic import BaseModel
 from verity.bench.base import Example
 from verity.bench.metrics import compute_metrics
 from verity.domain import Label, Verdict
-from verity.errors import VerityError
+from verity.errors import BadInputError, ModelOutputError, VerityError
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
 from verity.llm.step import Step
 from verity.methods.wkgfc.buffer import ExperienceBuffer
 from verity.methods.wkgfc.prompts import POLICY
-from verity.methods.wkgfc.reflection import critique, episode_record, reward
+from verity.methods.wkgfc.reflection import (
+    CRITIQUE_FAILED,
+    NO_VERDICT,
+    critique,
+    episode_record,
+    reward,
+)
+
+# A critique is cut to this length in the gradient prompt, so a batch of ten stays well
+# inside a 4,096-token context.
+CRITIQUE_CHARS = 300
 
 
 class Gradient(BaseModel):
@@ -97,12 +110,56 @@ def evaluate(method: Verifier, examples: Sequence[Example], labels: Sequence[Lab
 
 
 def _critiques_text(rows: Sequence[dict[str, Any]]) -> str:
-    return (
-        "\n".join(
-            f"- reward {r['reward']:.2f}, error: {r['error_type']}; {r['critique']}" for r in rows
-        )
-        or "(no episodes)"
-    )
+    lines = []
+    for r in rows:
+        text = r["critique"]
+        if len(text) > CRITIQUE_CHARS:
+            text = text[: CRITIQUE_CHARS - 3] + "..."
+        lines.append(f"- reward {r['reward']:.2f}, error: {r['error_type']}; {text}")
+    return "\n".join(lines) or "(no episodes)"
+
+
+def epoch_batch(order: Sequence[Example], epoch: int, size: int) -> list[Example]:
+    """The training examples of an epoch (from 1): the next ``size`` of ``order``, cycling.
+
+    With ``order`` = [a, b, c] and ``size`` = 2, epochs 1, 2 and 3 take [a, b], [c, a], [b, c].
+    """
+    start = (epoch - 1) * size
+    return [order[(start + i) % len(order)] for i in range(min(size, len(order)))]
+
+
+def _run_episode(
+    buffer: ExperienceBuffer,
+    method: Verifier,
+    ex: Example,
+    *,
+    epoch: int,
+    pid: str,
+    critic: ModelClient,
+    max_steps: int,
+) -> None:
+    """Run the policy on one training example, critique the episode and store it."""
+    gold = ex.label.value
+    predicted: str | None = None
+    score, episode = 0.0, {}
+    try:
+        verdict = method.verify(ex.subject)
+    except VerityError as exc:
+        error_type, text = NO_VERDICT, f"the policy gave no verdict: {exc}"
+    else:
+        predicted, episode = verdict.label.value, episode_record(verdict)
+        score = reward(verdict, gold, max_steps)
+        try:
+            judged = critique(verdict, gold, critic, CallLog())
+            error_type, text = judged.error_type, judged.critique
+        except VerityError as exc:
+            # An unreadable critique loses the diagnosis, not the episode or the run.
+            error_type, text = CRITIQUE_FAILED, f"the critique could not be read: {exc}"
+    buffer.add(
+        epoch=epoch, prompt_id=pid, example_id=ex.id, claim=ex.subject.text, gold=gold,
+        predicted=predicted, reward=score, error_type=error_type, critique=text,
+        episode=episode,
+    )  # fmt: skip
 
 
 def _save(path: Path, result: dict[str, Any]) -> None:
@@ -112,14 +169,30 @@ def _save(path: Path, result: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def _saved_run(path: Path, split: dict[str, Any]) -> dict[str, Any] | None:
+    """The saved state of an earlier run on the same split, or None when there is none."""
+    if not path.exists():
+        return None
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BadInputError(f"cannot read {path} to resume from it: {exc}") from exc
+    needed = {"prompt", "val_score", "initial_val_score", "lineage"}
+    if not isinstance(saved, dict) or not needed <= saved.keys():
+        raise BadInputError(f"{path} is not a policy file of verity optimize")
+    differ = [key for key, value in split.items() if saved.get(key) != value]
+    if differ:
+        # Overwriting would lose that run's results; resuming would mix two splits. The
+        # folder's experience buffer belongs to that run too, hence a new folder.
+        raise BadInputError(
+            f"{path} holds an optimisation with another {', '.join(differ)}; "
+            "choose another output folder"
+        )
+    return saved
+
+
 def _result(
-    best: str,
-    score: float,
-    initial: float,
-    lineage: list[dict[str, Any]],
-    dataset: str,
-    train: Sequence[Example],
-    val: Sequence[Example],
+    best: str, score: float, initial: float, lineage: list[dict[str, Any]], split: dict[str, Any]
 ) -> dict[str, Any]:
     return {
         "prompt": best,
@@ -127,9 +200,7 @@ def _result(
         "val_score": score,
         "initial_val_score": initial,
         "lineage": lineage,
-        "dataset": dataset,
-        "train_ids": [ex.id for ex in train],
-        "val_ids": [ex.id for ex in val],
+        **split,
     }
 
 
@@ -144,70 +215,88 @@ def optimize(
     epochs: int,
     out: Path,
     max_steps: int,
+    batch: int = 10,
+    seed: int = 0,
     dataset: str = "",
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Run the optimisation; return (and save as ``out/policy.json``) the best prompt."""
+    """Run the optimisation; return (and save as ``out/policy.json``) the best prompt.
+
+    ``epochs`` counts from the start of the run: when ``out/policy.json`` holds an earlier
+    run on the same dataset, split, seed and batch, it resumes after its last epoch.
+    """
+    if batch < 1:
+        raise BadInputError(f"batch must be at least 1, not {batch}")
     out.mkdir(parents=True, exist_ok=True)
-    buffer = ExperienceBuffer(out / "experience.sqlite")
+    path = out / "policy.json"
+    split = {
+        "dataset": dataset,
+        "train_ids": [ex.id for ex in train],
+        "val_ids": [ex.id for ex in val],
+        "seed": seed,
+        "batch": batch,
+    }
+    saved = _saved_run(path, split)
     say = progress or (lambda message: None)
+    buffer = ExperienceBuffer(out / "experience.sqlite")
     try:
-        current = POLICY
-        initial = evaluate(make(current), val, labels)
-        best, best_score = current, initial
-        lineage: list[dict[str, Any]] = [
-            {"epoch": 0, "prompt_id": prompt_id(current), "val_score": initial, "accepted": True}
-        ]
-        say(f"initial prompt: validation balanced accuracy {initial:.3f}")
-        for epoch in range(1, epochs + 1):
-            method, pid = make(current), prompt_id(current)
+        lineage: list[dict[str, Any]]
+        if saved is None:
+            initial = evaluate(make(POLICY), val, labels)
+            best, best_score = POLICY, initial
+            lineage = [
+                {"epoch": 0, "prompt_id": prompt_id(POLICY), "val_score": initial, "accepted": True}
+            ]
+            _save(path, _result(best, best_score, initial, lineage, split))
+            say(f"initial prompt: validation balanced accuracy {initial:.3f}")
+        else:
+            best, best_score = saved["prompt"], saved["val_score"]
+            initial, lineage = saved["initial_val_score"], saved["lineage"]
+            say(f"resuming after epoch {lineage[-1]['epoch']}: best score {best_score:.3f}")
+        order = random.Random(seed).sample(list(train), len(train))
+        for epoch in range(lineage[-1]["epoch"] + 1, epochs + 1):
+            # The policy is always the best prompt so far: a rewrite replaces it only if kept.
+            method, pid = make(best), prompt_id(best)
             done = buffer.done(epoch, pid)
-            for ex in train:
-                if ex.id in done:
-                    continue
-                log = CallLog()
-                try:
-                    verdict = method.verify(ex.subject)
-                except VerityError as exc:
-                    buffer.add(
-                        epoch=epoch, prompt_id=pid, example_id=ex.id, claim=ex.subject.text,
-                        gold=ex.label.value, predicted=None, reward=0.0, error_type="none",
-                        critique=f"no verdict: {exc}", episode={},
+            for ex in epoch_batch(order, epoch, batch):
+                if ex.id not in done:
+                    _run_episode(
+                        buffer, method, ex, epoch=epoch, pid=pid, critic=critic,
+                        max_steps=max_steps,
                     )  # fmt: skip
-                    continue
-                judged = critique(verdict, ex.label.value, critic, log)
-                buffer.add(
-                    epoch=epoch, prompt_id=pid, example_id=ex.id, claim=ex.subject.text,
-                    gold=ex.label.value, predicted=verdict.label.value,
-                    reward=reward(verdict, ex.label.value, max_steps),
-                    error_type=judged.error_type, critique=judged.critique,
-                    episode=episode_record(verdict),
-                )  # fmt: skip
             rows = buffer.critiques(epoch, pid)
-            gradient = GRADIENT.run(optimizer, prompt=current, critiques=_critiques_text(rows))
-            candidate = REWRITE.run(optimizer, prompt=current, feedback=gradient.feedback).prompt
-            score = evaluate(make(candidate), val, labels)
-            accepted = score > best_score
-            lineage.append(
-                {
-                    "epoch": epoch,
-                    "prompt_id": prompt_id(candidate),
-                    "parent": pid,
-                    "train_reward": sum(r["reward"] for r in rows) / max(1, len(rows)),
-                    "gradient": gradient.feedback,
-                    "val_score": score,
-                    "accepted": accepted,
-                }
-            )
-            say(f"epoch {epoch}: rewrite scores {score:.3f} ({'kept' if accepted else 'dropped'})")
-            if accepted:
-                best, best_score, current = candidate, score, candidate
-            _save(
-                out / "policy.json",
-                _result(best, best_score, initial, lineage, dataset, train, val),
-            )
-        result = _result(best, best_score, initial, lineage, dataset, train, val)
-        _save(out / "policy.json", result)
-        return result
+            step: dict[str, Any] = {
+                "epoch": epoch,
+                "parent": pid,
+                "train_reward": sum(r["reward"] for r in rows) / max(1, len(rows)),
+            }
+            try:
+                critiques = _critiques_text(rows)
+                gradient = GRADIENT.run(optimizer, prompt=best, critiques=critiques)
+                candidate = REWRITE.run(optimizer, prompt=best, feedback=gradient.feedback)
+                if not candidate.prompt.strip():
+                    raise ModelOutputError("the rewrite is empty")
+            except VerityError as exc:
+                # A model too weak to write a gradient or a rewrite loses the epoch, not the run.
+                lineage.append({**step, "failed": str(exc), "accepted": False})
+                say(f"epoch {epoch}: no rewrite ({exc})")
+            else:
+                score = evaluate(make(candidate.prompt), val, labels)
+                accepted = score > best_score
+                lineage.append(
+                    {
+                        **step,
+                        "prompt_id": prompt_id(candidate.prompt),
+                        "gradient": gradient.feedback,
+                        "val_score": score,
+                        "accepted": accepted,
+                    }
+                )
+                verdict_word = "kept" if accepted else "dropped"
+                say(f"epoch {epoch}: rewrite scores {score:.3f} ({verdict_word})")
+                if accepted:
+                    best, best_score = candidate.prompt, score
+            _save(path, _result(best, best_score, initial, lineage, split))
+        return _result(best, best_score, initial, lineage, split)
     finally:
         buffer.close()

@@ -95,6 +95,7 @@ ACT = Step(
     template=(
         "Claim: {claim}\n\nKnowledge-graph facts:\n{facts}\n\nWeb evidence:\n{web}\n\n"
         "Steps so far:\n{history}\n\nSteps left: {left}. Graph hops left: {hops_left}. "
+        "Actions available: {actions}. "
         "Give your reasoning, then the action (and the query for webSearch)."
     ),
     output=Action,

@@ -11,12 +11,16 @@ and a composite reward scores the episode:
 
 Correctness dominates, so a cheap wrong episode never outscores a right one
 (0.2 + 0.2 < 0.6); the weights are configurable.
+
+Besides the critic's error types, the experience buffer holds two that only the
+optimiser records: ``NO_VERDICT`` (the episode ended without a verdict) and
+``CRITIQUE_FAILED`` (the critic's answer could not be read; the reward still counts).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel
 
@@ -32,6 +36,11 @@ ErrorType = Literal[
     "redundant retrieval",
     "mishandled contradiction",
 ]
+
+# Kept out of ErrorType so that the critic is never offered them: they describe a failure
+# of the run, not a behaviour of the policy.
+NO_VERDICT: Final = "no verdict"
+CRITIQUE_FAILED: Final = "critique failed"
 
 
 class Critique(BaseModel):

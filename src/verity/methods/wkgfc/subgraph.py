@@ -5,6 +5,8 @@
     graph.numbered()   # '[T1] Barack Obama (Q76) | spouse (P26) | Michelle Obama (Q13133)'
 
 Facts keep their QIDs and PIDs, so a verdict can cite them and anyone can look them up.
+A prompt shows at most a fixed number of facts: those found by expansion always, the
+initial retrieval's (ordered by relevance to the claim) filling the rest.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class Subgraph:
     facts: list[Triple] = field(default_factory=list)
     frontier: list[str] = field(default_factory=list)
     hops: int = 0
+    initial: int = 0  # how many of ``facts`` the initial retrieval found
+    expanded: set[str] = field(default_factory=set)  # entities a hop has started from
     _seen: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
 
     def add(self, facts: Iterable[Triple]) -> list[Triple]:
@@ -56,9 +60,20 @@ class Subgraph:
                 found.setdefault(fact.object)
         return list(found)
 
+    def shown(self, limit: int | None = None) -> list[Triple]:
+        """The facts a prompt shows: every expansion fact first, initial ones fill up.
+
+        Kept in found order, so ``[T<n>]`` numbers are stable between the policy's steps
+        as long as nothing new is found.
+        """
+        if limit is None or len(self.facts) <= limit:
+            return list(self.facts)
+        later = self.facts[self.initial :][:limit]
+        return [*self.facts[: limit - len(later)], *later]
+
     def numbered(self, limit: int | None = None) -> str:
-        """The facts as ``[T1] ...`` lines (the first ``limit``), for prompts."""
-        shown: Sequence[Triple] = self.facts if limit is None else self.facts[:limit]
+        """The facts as ``[T1] ...`` lines (those `shown`), for prompts."""
+        shown: Sequence[Triple] = self.shown(limit)
         if not shown:
             return "(no facts yet)"
         return "\n".join(f"[T{i}] {fact_text(f)}" for i, f in enumerate(shown, start=1))

@@ -3,7 +3,8 @@
 Coarse: the configured passage sources (web search providers or a local corpus), their
 results re-ranked against the claim with BM25. Fine: the LLM keeps the passages that are
 factually relevant to the claim and consistent, each with a confidence. Kept passages are
-marked as web evidence; they never replace a graph fact.
+marked as web evidence; they never replace a graph fact. When every source fails, the
+search finds nothing and says why; the episode goes on.
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ from datetime import date
 from typing import Any
 
 from verity.domain import Evidence
-from verity.errors import ModelOutputError
+from verity.errors import ModelOutputError, SourceUnavailableError
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
 from verity.methods.common import numbered, retrieve
-from verity.methods.wkgfc.expand import valid_choices
 from verity.methods.wkgfc.prompts import FILTER_PASSAGES
 from verity.sources.base import Source
 from verity.sources.bm25 import BM25Index
@@ -41,14 +41,18 @@ class WebResult:
     query: str
     found: int = 0
     kept: list[tuple[Evidence, float]] = field(default_factory=list)
+    error: str | None = None
 
     def to_trace(self) -> dict[str, Any]:
         """The record kept in the verdict's trace."""
-        return {
+        record: dict[str, Any] = {
             "query": self.query,
             "found": self.found,
             "kept": [{"ref": e.ref, "title": e.title, "confidence": c} for e, c in self.kept],
         }
+        if self.error:
+            record["error"] = self.error
+        return record
 
 
 def search_web(
@@ -64,7 +68,11 @@ def search_web(
 ) -> WebResult:
     """Coarse retrieval, BM25 re-ranking against the claim, then the LLM filter."""
     result = WebResult(query=query)
-    found = retrieve(sources, query, k, before=before, log=log)
+    try:
+        found = retrieve(sources, query, k, before=before, log=log)
+    except SourceUnavailableError as exc:
+        result.error = str(exc)
+        return result
     result.found = len(found)
     shortlist = bm25_rerank(claim, found)[:keep]
     if not shortlist:
@@ -73,9 +81,12 @@ def search_web(
         choice = FILTER_PASSAGES.run(model, log=log, claim=claim, passages=numbered(shortlist, 600))
     except ModelOutputError:
         return result
-    picked = valid_choices(choice.kept, len(shortlist), keep)
-    confidences = list(choice.confidence)
-    for rank, i in enumerate(picked):
-        confidence = confidences[rank] if rank < len(confidences) else 0.5
-        result.kept.append((shortlist[i], float(confidence)))
+    # Each number is paired with its confidence before invalid or repeated numbers are
+    # dropped, so a dropped number cannot shift the confidences of the others.
+    paired: dict[int, float] = {}
+    for rank, number in enumerate(choice.kept):
+        confidence = choice.confidence[rank] if rank < len(choice.confidence) else 0.5
+        if 1 <= number <= len(shortlist) and number not in paired and len(paired) < keep:
+            paired[number] = float(confidence)
+    result.kept = [(shortlist[n - 1], c) for n, c in paired.items()]
     return result
