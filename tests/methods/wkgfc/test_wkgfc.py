@@ -395,3 +395,17 @@ def test_an_action_that_cannot_be_taken_is_not_offered(graph) -> None:
         second
     )
     assert verdict.trace.actions[2]["summary"] == "cannot expand: no hops or frontier left"
+
+
+def test_given_evidence_is_read_with_the_first_observation(graph) -> None:
+    # The gold setting (SummEval's source article): read before the policy's first move,
+    # and shown well past a web passage's 600 characters.
+    article = "Alice Smith grew up in Springfield. " * 30 + "MARKER near the end."
+    script = Script(actions=["verdict"])
+    m, _ = method(script, [graph], fuse_web=False)
+    verdict = m.verify(CLAIM, evidence=[Evidence(text=article, title="Source", source="gold")])
+    names = [a["action"] for a in verdict.trace.actions]
+    assert names == ["initKGRetrieval", "givenEvidence", "verdict"]
+    assert "[W1] Source (given, confidence 1.00)" in script.seen["Action"][0]
+    assert "MARKER near the end." in script.seen["KGVerdict"][0]
+    assert "PassageChoice" not in script.seen  # no filter on given evidence

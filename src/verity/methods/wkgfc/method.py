@@ -44,6 +44,7 @@ from verity.sources.base import Source
 from verity.sources.kg import GraphSource
 
 ROLES = ("ranker", "policy", "filter", "extractor", "judge")
+GIVEN = "(given evidence)"  # the query under which given evidence is recorded
 
 
 class WkgfcConfig(MethodConfig):
@@ -58,6 +59,8 @@ class WkgfcConfig(MethodConfig):
     web_k: int = Field(default=10, ge=1, description="passages per web source")
     web_keep: int = Field(default=5, ge=1, description="passages shown to the filter")
     max_facts: int = Field(default=40, ge=1, description="facts shown in a prompt")
+    passage_chars: int = Field(default=600, ge=1, description="characters of a web passage")
+    given_chars: int = Field(default=3000, ge=1, description="characters of a given passage")
     fuse_web: bool = Field(default=True, description="turn kept passages into graph statements")
     facts_per_passage: int = Field(default=3, ge=1)
     policy_prompt: str | None = Field(
@@ -141,10 +144,11 @@ class WkgfcMethod:
     def verify(
         self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
     ) -> Verdict:
-        """Check a claim; ``evidence``, when given, stands in for web search results.
+        """Check a claim; ``evidence``, when given, is read with the first observation.
 
-        Given evidence is the caller's choice: it skips coarse retrieval and the filter
-        and is kept whole (at most ``web_keep`` passages), each with confidence 1.0.
+        Given evidence (the gold setting) is the caller's choice: it skips coarse
+        retrieval and the filter, each passage (at most ``web_keep``) has confidence 1.0
+        and is shown up to ``given_chars`` characters rather than ``passage_chars``.
         """
         claim = require_claim(subject, self.name)
         cfg, log = self.config, CallLog()
@@ -180,8 +184,8 @@ class WkgfcMethod:
                 log=log,
             )
 
-        def search(query: str) -> WebResult:
-            found = find(query)
+        def absorb(found: WebResult) -> WebResult:
+            episode.web.append(found)
             if cfg.fuse_web and found.kept:
                 web_facts.extend(
                     fuse(
@@ -196,12 +200,8 @@ class WkgfcMethod:
                 )
             return found
 
-        def find(query: str) -> WebResult:
-            if evidence is not None:
-                given = WebResult(query="(given evidence)", found=len(evidence))
-                given.kept = [(e, 1.0) for e in list(evidence)[: cfg.web_keep]]
-                return given
-            return search_web(
+        def search(query: str) -> WebResult:
+            found = search_web(
                 self.web,
                 query,
                 claim.text,
@@ -211,6 +211,18 @@ class WkgfcMethod:
                 before=claim.date,
                 log=log,
             )
+            return absorb(found)
+
+        if evidence is not None:
+            # Gold evidence is part of the first observation, so a policy that decides at
+            # once has still read it.
+            given = WebResult(query=GIVEN, found=len(evidence))
+            given.kept = [(e, 1.0) for e in list(evidence)[: cfg.web_keep]]
+            absorb(given)
+            episode.actions.append(
+                {"action": "givenEvidence", "reason": "evidence supplied with the claim",
+                 "observation": given.to_trace(), "summary": f"{len(given.kept)} passages"}
+            )  # fmt: skip
 
         def hops_left() -> int:
             return cfg.hops - episode.sub.hops
@@ -224,7 +236,6 @@ class WkgfcMethod:
                 )  # fmt: skip
         if cfg.mode in ("kg-web", "web-only"):
             found = search(claim.text)
-            episode.web.append(found)
             episode.actions.append(
                 {"action": "webSearch", "reason": "fixed schedule", "query": found.query,
                  "observation": found.to_trace(), "summary": f"{len(found.kept)} kept"}
@@ -241,8 +252,8 @@ class WkgfcMethod:
                 max_steps=cfg.max_steps,
                 hops_left=hops_left,
                 log=log,
-                # Without a web source (or given evidence) a search could only come back empty.
-                web_allowed=cfg.mode == "full" and (bool(self.web) or evidence is not None),
+                # Without a web source a search could only come back empty.
+                web_allowed=cfg.mode == "full" and bool(self.web),
             )
         return self._verdict(claim, episode, web_facts, log, mark)
 
@@ -250,10 +261,15 @@ class WkgfcMethod:
         passages = self._passages(episode)
         if not passages:
             return "(none)"
-        lines = [
-            f"[W{i}] {e.title or e.source} (web, confidence {c:.2f}): {e.text[:600]}"
-            for i, (e, c) in enumerate(passages, start=1)
-        ]
+        lines = []
+        for i, (e, confidence, given) in enumerate(passages, start=1):
+            kind, chars = (
+                ("given", self.config.given_chars) if given else ("web", self.config.passage_chars)
+            )
+            lines.append(
+                f"[W{i}] {e.title or e.source} ({kind}, confidence {confidence:.2f}): "
+                f"{e.text[:chars]}"
+            )
         fused = [f.text() for f in web_facts if f.status in ("web fact", "annotation")]
         if fused:
             lines.append("Statements read from these passages:")
@@ -261,11 +277,13 @@ class WkgfcMethod:
         return "\n".join(lines)
 
     @staticmethod
-    def _passages(episode: Episode) -> list[tuple[Evidence, float]]:
-        seen: dict[tuple[str, str], tuple[Evidence, float]] = {}
+    def _passages(episode: Episode) -> list[tuple[Evidence, float, bool]]:
+        """Every kept passage once, in the order found: evidence, confidence, given."""
+        seen: dict[tuple[str, str], tuple[Evidence, float, bool]] = {}
         for result in episode.web:
             for ev, confidence in result.kept:
-                seen.setdefault((ev.source, ev.ref or ev.text[:200]), (ev, confidence))
+                key = (ev.source, ev.ref or ev.text[:200])
+                seen.setdefault(key, (ev, confidence, result.query == GIVEN))
         return list(seen.values())
 
     def _verdict(

@@ -81,7 +81,8 @@ def reward(verdict: Verdict, gold: str, max_steps: int, weights: Weights = Weigh
     trace = verdict.trace.model_dump()
     correct = 1.0 if verdict.label.value == gold else 0.0
     sufficient = 1.0 if verdict.evidence else 0.0
-    steps = sum(1 for a in trace.get("actions", []) if a["action"] != "initKGRetrieval")
+    observed = ("initKGRetrieval", "givenEvidence")  # first observations, not choices
+    steps = sum(1 for a in trace.get("actions", []) if a["action"] not in observed)
     efficiency = max(0.0, 1.0 - steps / max_steps)
     return (
         weights.correctness * correct
