@@ -1,4 +1,4 @@
-"""Shared fixtures: an isolated cache per test session, and the gate for live tests."""
+"""Shared fixtures: an isolated cache per test session, the gate for live tests, the CLI."""
 
 from __future__ import annotations
 
@@ -115,3 +115,24 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+CliRun = Callable[[list[str]], tuple[int, str, str]]
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> CliRun:
+    """Run ``verity ARGV...`` in process: ``code, out, err = cli(["check", "..."])``."""
+    from verity.cli import main
+
+    def run(argv: list[str]) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "argv", ["verity", *argv])
+        try:
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run

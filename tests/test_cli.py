@@ -11,21 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from verity.cli import main
-
-
-def run(
-    argv: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["verity", *argv])
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -71,13 +56,9 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ],
 )
 def test_bad_input_is_a_message_and_exit_code(
-    argv: list[str],
-    code: int,
-    message: str,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    cli, argv: list[str], code: int, message: str
 ) -> None:
-    got, out, err = run(argv, capsys, monkeypatch)
+    got, out, err = cli(argv)
     assert got == code
     assert message in err
     assert "Traceback" not in err + out
@@ -96,58 +77,43 @@ def test_bad_input_is_a_message_and_exit_code(
         ),
     ],
 )
-def test_a_bad_article_file_is_named(
-    content: str,
-    message: str,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_bad_article_file_is_named(cli, content: str, message: str) -> None:
     Path("news.json").write_text(content, encoding="utf-8")
-    got, out, err = run(
-        ["check", "--article", "news.json", "--method", "direct"], capsys, monkeypatch
-    )
+    got, out, err = cli(["check", "--article", "news.json", "--method", "direct"])
     assert got == 2
     assert message in err
     assert "Traceback" not in err + out
 
 
-def test_an_empty_stdin_article(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_empty_stdin_article(cli, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO("  \n"))
-    got, _, err = run(["check", "--article", "-", "--method", "direct"], capsys, monkeypatch)
+    got, _, err = cli(["check", "--article", "-", "--method", "direct"])
     assert got == 2 and "article <stdin> is empty" in err
 
 
-def test_a_method_that_cannot_check_articles_is_refused_before_loading(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_method_that_cannot_check_articles_is_refused_before_loading(cli) -> None:
     Path("news.txt").write_text("The tower was sold for scrap.", encoding="utf-8")
     # The model file does not exist: reaching it would be exit code 3, not 2.
     argv = ["check", "--article", "news.txt", "--method", "local", "--model", "local:/no.gguf"]
-    got, _, err = run(argv, capsys, monkeypatch)
+    got, _, err = cli(argv)
     assert got == 2
     assert "method 'local' does not check articles; methods that do: " in err
     assert "direct" in err and "rag" in err
 
 
-def test_a_batch_with_articles_on_a_claim_only_method(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_batch_with_articles_on_a_claim_only_method(cli) -> None:
     lines = [{"claim": "Paris is in France."}, {"title": "T", "text": "The tower was sold."}]
     Path("in.jsonl").write_text("\n".join(json.dumps(line) for line in lines))
     argv = ["check", "--input", "in.jsonl", "--output", "out.jsonl", "--method", "local"]
-    got, _, err = run([*argv, "--model", "local:/no.gguf"], capsys, monkeypatch)
+    got, _, err = cli([*argv, "--model", "local:/no.gguf"])
     assert got == 2
     assert "in.jsonl:2: method 'local' does not check articles" in err
     assert not Path("out.jsonl").exists()
 
 
-def test_unreachable_endpoint(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_unreachable_endpoint(cli) -> None:
     # Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
-    got, _, err = run(
+    got, _, err = cli(
         [
             "check",
             "x",
@@ -157,24 +123,16 @@ def test_unreachable_endpoint(
             "openai:m",
             "--base-url",
             "http://127.0.0.1:9/v1",
-        ],
-        capsys,
-        monkeypatch,
+        ]
     )
     assert got == 4
     assert "cannot reach http://127.0.0.1:9/v1" in err
 
 
 @pytest.mark.integration
-def test_json_output_offline(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_json_output_offline(cli, tmp_path: Path) -> None:
     trace = tmp_path / "trace.json"
-    got, out, _ = run(
-        ["check", "The Eiffel Tower is in Paris.", "--json", "--trace", str(trace)],
-        capsys,
-        monkeypatch,
-    )
+    got, out, _ = cli(["check", "The Eiffel Tower is in Paris.", "--json", "--trace", str(trace)])
     assert got == 0
     record = json.loads(out)
     assert record["claim"] == "The Eiffel Tower is in Paris."
@@ -213,16 +171,14 @@ def test_installed_command_prints_only_json_on_stdout(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-def test_human_output(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    got, out, _ = run(["check", "The Eiffel Tower is in Paris."], capsys, monkeypatch)
+def test_human_output(cli) -> None:
+    got, out, _ = cli(["check", "The Eiffel Tower is in Paris."])
     assert got == 0
     assert "confidence" in out and "Evidence" in out and "offline-wiki" in out
 
 
 @pytest.mark.integration
-def test_batch_names_bad_lines_and_runs_good_ones(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_batch_names_bad_lines_and_runs_good_ones(cli, tmp_path: Path) -> None:
     claims = tmp_path / "claims.jsonl"
     claims.write_text(
         json.dumps({"id": "1", "claim": "The Eiffel Tower is in Paris."})
@@ -233,24 +189,22 @@ def test_batch_names_bad_lines_and_runs_good_ones(
     )
     results = tmp_path / "results.jsonl"
     argv = ["check", "--input", str(claims), "--output", str(results), "--method", "direct"]
-    got, _, err = run(argv, capsys, monkeypatch)
+    got, _, err = cli(argv)
     assert got == 2
     assert f"{claims}:2: skipped: not valid JSON" in err
     rows = [json.loads(line) for line in results.read_text().splitlines()]
     assert [r["id"] for r in rows] == ["1", "2"]
     assert all(r["method"] == "direct" and r["label"] for r in rows)
-    got, _, err = run(argv, capsys, monkeypatch)
+    got, _, err = cli(argv)
     assert "0 checked, 2 already done" in err
     assert len(results.read_text().splitlines()) == 2
 
 
 @pytest.mark.integration
-def test_models_and_sources_listings(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    got, out, _ = run(["models"], capsys, monkeypatch)
+def test_models_and_sources_listings(cli) -> None:
+    got, out, _ = cli(["models"])
     assert got == 0 and "SmolLM2" in out and "ready" in out
-    got, out, _ = run(["sources"], capsys, monkeypatch)
+    got, out, _ = cli(["sources"])
     assert got == 0 and "offline-wiki" in out and "BRAVE_API_KEY" in out
 
 
@@ -292,13 +246,11 @@ ARTICLE = {
 
 
 @pytest.mark.integration
-def test_article_from_a_json_file(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_article_from_a_json_file(cli, tmp_path: Path) -> None:
     news = tmp_path / "news.json"
     news.write_text(json.dumps(ARTICLE), encoding="utf-8")
     argv = ["check", "--article", str(news), "--method", "direct", "--json"]
-    got, out, _ = run([*argv, "--date", "2021-07-01"], capsys, monkeypatch)
+    got, out, _ = cli([*argv, "--date", "2021-07-01"])
     assert got == 0
     record = json.loads(out)
     assert record["article"] == {"title": ARTICLE["title"], "url": ARTICLE["url"]}
@@ -310,18 +262,18 @@ def test_article_from_a_json_file(
 
 @pytest.mark.integration
 def test_article_from_a_text_file_and_from_stdin(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     news = tmp_path / "news.txt"
     news.write_text(ARTICLE["text"] + "\n", encoding="utf-8")
-    got, out, _ = run(["check", "--article", str(news), "--method", "direct"], capsys, monkeypatch)
+    got, out, _ = cli(["check", "--article", str(news), "--method", "direct"])
     assert got == 0
     # No title: the article is named by the start of its text.
     assert "Article: The city council opened a new public library on Main Street on" in out
     assert "REAL" in out or "FAKE" in out
     monkeypatch.setattr(sys, "stdin", io.StringIO(ARTICLE["text"]))
     argv = ["check", "--article", "-", "--method", "direct", "--json"]
-    got, out, _ = run(argv, capsys, monkeypatch)
+    got, out, _ = cli(argv)
     assert got == 0
     record = json.loads(out)
     assert record["article"] == {"title": "", "url": None}

@@ -2,25 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-from verity.cli import main
-
-
-def run(
-    argv: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["verity", *argv])
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture(autouse=True)
@@ -28,13 +12,8 @@ def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VERITY_CACHE_DIR", str(tmp_path / "cache"))
 
 
-def test_kg_load_then_info(
-    small_nt: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    code, out, _ = run(["kg", "load", str(small_nt), "--name", "small"], capsys, monkeypatch)
+def test_kg_load_then_info(cli, small_nt: Path, tmp_path: Path) -> None:
+    code, out, _ = cli(["kg", "load", str(small_nt), "--name", "small"])
     assert code == 0
     assert "knowledge graph 'small' loaded: 28 triples, 5 direct properties" in out
     assert "7 labelled items, 3 aliases" in out
@@ -42,14 +21,14 @@ def test_kg_load_then_info(
     assert f"store: {tmp_path / 'cache' / 'kg' / 'small'}" in out
     assert "use: kg-local:small" in out
 
-    code, out, _ = run(["kg", "load", str(small_nt), "--name", "small"], capsys, monkeypatch)
+    code, out, _ = cli(["kg", "load", str(small_nt), "--name", "small"])
     assert code == 0 and "'small' already up to date" in out
 
-    code, out, _ = run(["kg", "info", "small"], capsys, monkeypatch)
+    code, out, _ = cli(["kg", "info", "small"])
     assert code == 0 and "'small' stored: 28 triples" in out and "current" in out
 
     small_nt.write_text(small_nt.read_text() + "\n")
-    code, out, _ = run(["kg", "info", "small"], capsys, monkeypatch)
+    code, out, _ = cli(["kg", "info", "small"])
     assert code == 0 and "stale: " in out and "changed since it was loaded" in out
 
 
@@ -63,16 +42,16 @@ def test_kg_load_then_info(
     ],
 )
 def test_kg_errors(
+    cli,
     argv: list[str],
     code: int,
     message: str,
     small_nt: Path,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "graph.csv").write_text("s,p,o\n")
-    got, _, err = run([a.replace("{small}", str(small_nt)) for a in argv], capsys, monkeypatch)
+    got, _, err = cli([a.replace("{small}", str(small_nt)) for a in argv])
     assert got == code
     assert message in err
