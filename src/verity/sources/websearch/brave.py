@@ -20,8 +20,8 @@ from verity.sources.websearch.common import (
     KeyedSearch,
     Payload,
     fetch_count,
+    fit_query,
     parse_date,
-    query_with_exclusions,
     rank_score,
     to_evidence,
 )
@@ -29,6 +29,11 @@ from verity.sources.websearch.common import (
 ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
 SERVICE = "Brave Search"
 MAX_COUNT = 20  # the API's upper bound for `count`
+# Brave's API documentation on `q` (Web Search, query parameters): "Maximum of 400
+# characters and 50 words in the query";
+# https://api-dashboard.search.brave.com/api-reference/web/search/get
+MAX_QUERY_CHARS = 400  # the documented "maximum of 400 characters" of `q`
+MAX_QUERY_WORDS = 50  # the documented maximum of "50 words" in `q`
 
 
 class _Result(Payload):
@@ -52,8 +57,12 @@ class BraveSearch(KeyedSearch):
     """Web results from the Brave Search API, with a date cutoff sent as ``freshness``.
 
     Excluded domains go into the query as ``-site:`` operators (the API has no parameter
-    for them). The date of a result is its ``page_age``, else its ``age``. Score is
-    rank-based: 1 for the first result, 1/2 for the second, and so on.
+    for them), in the order given and only as many as keep ``q`` within Brave's documented
+    limits of 400 characters and 50 words; a query over a limit by itself is cut at a word
+    boundary, never inside a quoted phrase. Results from every excluded domain, including
+    those left out of the query, are dropped afterwards all the same. The date of a result
+    is its ``page_age``, else its ``age``. Score is rank-based: 1 for the first result, 1/2
+    for the second, and so on.
 
         source = BraveSearch(api_key_env="MY_BRAVE_KEY")
         hits = source.search("who built the Eiffel Tower", k=3, exclude_domains=["x.com"])
@@ -74,8 +83,14 @@ class BraveSearch(KeyedSearch):
     def _candidates(
         self, text: str, k: int, *, before: date | None, exclude_domains: Sequence[str]
     ) -> Iterable[Evidence | None]:
+        # `q` must stay within Brave's documented limits, so the operators that do not fit
+        # stay out of it; the full exclusion list still filters the results afterwards, in
+        # `WebSearch.search`.
+        query = fit_query(
+            text, exclude_domains, max_chars=MAX_QUERY_CHARS, max_words=MAX_QUERY_WORDS
+        )
         params: dict[str, Any] = {
-            "q": query_with_exclusions(text, exclude_domains),
+            "q": query.text,
             "count": fetch_count(k, before=before, exclude_domains=exclude_domains, cap=MAX_COUNT),
         }
         if before is not None:

@@ -10,6 +10,8 @@ Usage:
     key = read_key("Brave Search", "BRAVE_API_KEY")       # MissingKeyError when unset
     q = query_with_exclusions("eiffel tower height", ["wikipedia.org"])
     # 'eiffel tower height -site:wikipedia.org'
+    fit_query("eiffel tower", ["a.com", "b.com"], max_chars=30, max_words=50)
+    # FittedQuery(text='eiffel tower -site:a.com', domains=('a.com',))
     parse_date("Mar 3, 2021")                              # date(2021, 3, 3)
 """
 
@@ -17,11 +19,12 @@ from __future__ import annotations
 
 import email.utils
 import html
+import logging
 import os
 import re
 from collections.abc import Iterable, Sequence
 from datetime import date, datetime, timedelta
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -32,6 +35,8 @@ from verity.http import shared_http_client
 from verity.sources.base import apply_filters
 
 _Model = TypeVar("_Model", bound=BaseModel)
+
+log = logging.getLogger(__name__)
 
 #: How many results a provider is asked for beyond ``k`` when a filter may drop some.
 EXTRA_WHEN_FILTERED = 5
@@ -72,6 +77,108 @@ def query_with_exclusions(query: str, exclude_domains: Sequence[str]) -> str:
     """Append a ``-site:`` operator per domain, for providers without an exclusion parameter."""
     domains = [d.strip().lower().removeprefix("www.") for d in exclude_domains]
     return " ".join([query, *(f"-site:{d}" for d in domains if d)])
+
+
+class FittedQuery(NamedTuple):
+    """The query text to send and the domains whose ``-site:`` operators it carries."""
+
+    text: str
+    domains: tuple[str, ...]
+
+
+def fit_query(
+    query: str, exclude_domains: Sequence[str], *, max_chars: int, max_words: int
+) -> FittedQuery:
+    """The query with as many ``-site:`` operators as a provider's length limits allow.
+
+    For providers that refuse a query over ``max_chars`` characters or ``max_words``
+    words (whitespace-separated tokens). The query itself comes first: when it alone is
+    over a limit it is cut at a word boundary (see `_cut_query`). Operators follow in the
+    order given, each only if both limits still hold; from the first that does not fit
+    on, none is sent. Leaving an operator out is safe because ``WebSearch.search`` drops
+    results from every excluded domain afterwards, whether or not it went into the query.
+
+        fit_query('"eiffel tower" paris', ["x.com", "y.com"], max_chars=36, max_words=10)
+        # FittedQuery(text='"eiffel tower" paris -site:x.com', domains=('x.com',))
+    """
+    text = _cut_query(query, max_chars=max_chars, max_words=max_words)
+    chars, words = len(text), len(text.split())
+    sent: list[str] = []
+    for raw in exclude_domains:
+        domain = raw.strip().lower().removeprefix("www.")
+        if not domain or domain in sent:
+            continue
+        operator = f"-site:{domain}"
+        # One space before the operator; an operator is one word.
+        if chars + 1 + len(operator) > max_chars or words + 1 > max_words:
+            break
+        text = f"{text} {operator}"
+        chars, words = len(text), words + 1
+        sent.append(domain)
+    return FittedQuery(text, tuple(sent))
+
+
+# Words that only join their neighbours; one left at the end of a cut query joins nothing.
+_JOINERS = frozenset({"OR", "AND", "|"})
+
+
+def _cut_query(query: str, *, max_chars: int, max_words: int) -> str:
+    """The query unchanged when it fits both limits, else its longest prefix that does.
+
+    The cut falls between words and never inside a double-quoted phrase: a phrase that
+    does not fit whole is dropped, since half a phrase, or a lone quote, would ask the
+    provider for something else. A joining word (``OR``) left at the end goes too. Only
+    when not even the first word or phrase fits does the query lose its quotes and get cut
+    word by word (a single word longer than ``max_chars`` is cut inside), so that there is
+    still something to search for.
+    """
+    tokens = query.split()
+    if len(query) <= max_chars and len(tokens) <= max_words:
+        return query
+    kept = _prefix(tokens, max_chars=max_chars, max_words=max_words, whole_phrases=True)
+    if not kept:
+        words = query.replace('"', " ").split()
+        kept = _prefix(words, max_chars=max_chars, max_words=max_words, whole_phrases=False)
+        kept = kept or words[:1]
+    cut = " ".join(kept)[:max_chars]
+    # Lengths only: the query is the user's text and may be long.
+    log.info(
+        "search query cut to fit %d characters and %d words: kept %d of %d characters, "
+        "%d of %d words",
+        max_chars,
+        max_words,
+        len(cut),
+        len(query),
+        len(cut.split()),
+        len(tokens),
+    )
+    return cut
+
+
+def _prefix(
+    tokens: Sequence[str], *, max_chars: int, max_words: int, whole_phrases: bool
+) -> list[str]:
+    """The most leading tokens that fit, joined by single spaces, without a trailing joiner.
+
+    With ``whole_phrases`` the prefix ends only where every double quote opened in it
+    has been closed.
+    """
+    kept: list[str] = []
+    usable = 0  # how many of the kept tokens may end the prefix
+    length = -1  # the first token has no space before it
+    quotes = 0
+    for token in tokens[:max_words]:
+        length += 1 + len(token)
+        if length > max_chars:
+            break
+        kept.append(token)
+        quotes += token.count('"')
+        if not whole_phrases or quotes % 2 == 0:
+            usable = len(kept)
+    kept = kept[:usable]
+    while kept and kept[-1].upper() in _JOINERS:
+        kept.pop()
+    return kept
 
 
 _RELATIVE = re.compile(
