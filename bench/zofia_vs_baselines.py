@@ -1,13 +1,23 @@
 """ZoFia against Direct and RAG on PolitiFact articles with the embedded model.
 
     .venv/bin/python bench/zofia_vs_baselines.py [--sample 50] [--out bench/out/zofia]
+        [--no-web-standin]
 
 Every method sees the same sample of the SheepDog test split. Retrieval is offline:
-Wikipedia from offline-wiki, and no web source (there is no local news corpus), so the web
-quadrant is empty and claim verification has nothing to check against; the report says
-so. Results go to a resumable store under --out. Prints accuracy and macro-F1, LLM calls,
-prompt and completion tokens and seconds per article, the prompt tokens llama.cpp reused
-from its prefix cache, and how often the debate ended before the round limit.
+Wikipedia from offline-wiki, and for the web the runner's ``bench-news`` stand-in
+(docs/bench.md): SummEval's CNN/DailyMail articles and PolitiFact++'s human-written
+articles, without labels, dates or URLs, minus every document that is or nearly is a
+PolitiFact article. It is news text, which the paper's web query excludes, so these
+results are neither the paper's web setting nor its "w/o Open Web" ablation; the report
+names the stand-in and how many documents it kept. ``--no-web-standin`` leaves the web
+quadrant empty (the paper's w/o Open Web ablation, Table 2) and ZoFia's warning says so;
+the two runs have different run ids, so one never resumes the other's results (give each
+its own --out to keep both reports).
+
+Results go to a resumable store under --out. Prints the methods' warnings first, then
+accuracy and macro-F1, LLM calls, prompt and completion tokens and seconds per article,
+the prompt tokens llama.cpp reused from its prefix cache, and how often the debate ended
+before the round limit.
 
 Run it with a fresh ``VERITY_CACHE_DIR``: answers served from verity's answer cache take
 no time, which would make the seconds per article meaningless.
@@ -30,6 +40,11 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=50)
     parser.add_argument("--out", type=Path, default=Path("bench/out/zofia"))
     parser.add_argument("--methods", default="direct,rag,zofia")
+    parser.add_argument(
+        "--no-web-standin",
+        action="store_true",
+        help="no bench-news stand-in: the web quadrant stays empty (w/o Open Web)",
+    )
     args = parser.parse_args()
     config = BenchConfig(
         dataset="politifact",
@@ -39,6 +54,8 @@ def main() -> None:
         sample=args.sample,
         seed=0,
         sources=("offline-wiki",),
+        # With only offline-wiki configured the runner adds the bench-news stand-in.
+        web_standin=not args.no_web_standin,
     )
     models = ModelSet.from_settings(ModelSettings())
 
@@ -49,13 +66,20 @@ def main() -> None:
         return [shared_source(s) for s in config.sources]
 
     run = prepare(config, load=load_dataset, build=build, sources=sources)
+    standin = run.manifest["web_standin"]
+    if standin:
+        print(
+            f"web stand-in {standin['corpus']}: {standin['documents']} documents, "
+            f"excluded {standin['excluded']}",
+            flush=True,
+        )
 
     def progress(method, finished, total, accuracy):
         shown = "" if accuracy is None else f" accuracy so far {accuracy:.3f}"
         print(f"  {method}: {finished}/{total}{shown}", flush=True)
 
     try:
-        results = run.run(progress)
+        results = run.run(progress, warn=lambda line: print(line, flush=True))
     finally:
         run.close()
     print(

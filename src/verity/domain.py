@@ -41,7 +41,9 @@ class Label(StrEnum):
 
 
 CLAIM_LABELS = (Label.SUPPORTED, Label.REFUTED, Label.NOT_ENOUGH_INFO, Label.CONFLICTING)
-ARTICLE_LABELS = (Label.REAL, Label.FAKE)
+# An article is real or fake; NOT_ENOUGH_INFO is a method declining to rule (ZoFia's judge
+# after its last round), which the benchmarks count as wrong.
+ARTICLE_LABELS = (Label.REAL, Label.FAKE, Label.NOT_ENOUGH_INFO)
 
 
 class Stance(StrEnum):

@@ -71,7 +71,8 @@ def test_report_json_has_the_issue_shape_and_round_trips(tmp_path: Path) -> None
     write(out, results)
     data = json.loads((out / "report.json").read_text(encoding="utf-8"))
 
-    assert set(data) == {"methods", "dataset", "setting", "manifest"}
+    assert set(data) == {"methods", "warnings", "dataset", "setting", "manifest"}
+    assert data["warnings"] == {}  # no method warned
     assert (data["dataset"], data["setting"]) == ("feverous-s", "gold")
     assert data["manifest"] == MANIFEST
     assert list(data["methods"]) == ["direct", "local"]

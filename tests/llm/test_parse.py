@@ -20,7 +20,6 @@ from verity.llm.parse import (
 )
 from verity.methods.common import ClaimJudgement, Confidence
 from verity.methods.wkgfc.prompts import PassageChoice
-from verity.methods.zofia.agents import FinalDecision
 
 
 class Answer(BaseModel):
@@ -380,9 +379,15 @@ def test_passage_choice_confidences() -> None:
     assert got.confidence == [0.9, 1.0, 0.0]
 
 
-def test_final_decision_confidence_in_a_string() -> None:
+class Decision(BaseModel):
+    reason: str
+    decision: str
+    confidence: Confidence
+
+
+def test_decision_confidence_in_a_string() -> None:
     got = parse_json_answer(
-        '{"reason": "r", "decision": "Real", "confidence": "0.7"} Note: {x}', FinalDecision
+        '{"reason": "r", "decision": "Real", "confidence": "0.7"} Note: {x}', Decision
     )
     assert got.confidence == 0.7
 

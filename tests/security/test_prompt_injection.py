@@ -110,7 +110,7 @@ def test_a_trusted_input_goes_in_as_written_and_numbers_as_numbers() -> None:
     from verity.methods.zofia.agents import DEBATER
 
     prompt = DEBATER.messages(material="M", history="H", side="REAL", turn="Open.")[-1].content
-    assert "you argue that the article is REAL. Open." in prompt
+    assert "you argue that the news is REAL. Open." in prompt
     assert "<material>M</material>" in prompt and "<history>H</history>" in prompt
 
 

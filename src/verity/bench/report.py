@@ -3,7 +3,8 @@
     result = MethodResult(name="local", metrics=metrics, usage_per_claim=usage_per_claim(usages),
                           extra={"iterations": 1.4})
     write_report(Path("runs/fever"), dataset="fever", setting="gold", results={"local": result},
-                 manifest=manifest, paper_figures={"local": {"macro_f1": 0.71}})
+                 manifest=manifest, paper_figures={"local": {"macro_f1": 0.71}},
+                 warnings={"local": ["no web source: ..."]})
 
 Everything is rendered in memory first, then each file is written to a temporary file in
 the output folder and renamed over its final name: a crash leaves either the previous
@@ -19,7 +20,7 @@ import math
 import os
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from enum import Enum
@@ -93,6 +94,7 @@ def write_report(
     results: Mapping[str, MethodResult],
     manifest: Mapping[str, Any],
     paper_figures: Mapping[str, Mapping[str, float]] | None = None,
+    warnings: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
     """Write ``report.json``, ``report.md``, ``metrics.png`` and ``confusion_<method>.png``.
 
@@ -100,10 +102,15 @@ def write_report(
     them. ``paper_figures[method]["macro_f1"]``, where given, is the figure the method's
     paper reports for this protocol, on the same 0-1 scale as ours; it appears beside
     ours in ``report.md``. The Markdown header reads ``seed`` and ``code_version`` from
-    ``manifest`` ("-" where absent); the whole manifest is stored in ``report.json``.
+    ``manifest`` ("-" where absent), and names the web stand-in where
+    ``manifest["web_standin"]`` records one; the whole manifest is stored in
+    ``report.json``. ``warnings[method]`` lists what the method said was wrong with its
+    setup: shown at the top of ``report.md`` and stored as ``warnings`` in ``report.json``
+    (method -> sentences; empty when no method warned).
 
     Raises `BadInputError` when there is no result, a key differs from its result's
-    name, two names share a plot file name, or a paper figure is outside [0, 1].
+    name, two names share a plot file name, a paper figure is outside [0, 1], or a
+    warning names a method without a result.
 
         write_report(Path("out"), dataset="hover-2", setting="open",
                      results={"direct": result}, manifest={"seed": 0})
@@ -114,12 +121,19 @@ def write_report(
         if key != result.name:
             raise BadInputError(f"result for {key!r} is named {result.name!r}")
     papers = _paper_macro_f1(paper_figures or {})
+    said = warnings or {}
+    unknown = sorted(set(said) - set(results))
+    if unknown:
+        raise BadInputError(f"warnings for methods without a result: {unknown}")
+    # In the results' order, and only methods that said something.
+    warned = {name: [str(line) for line in said[name]] for name in results if said.get(name)}
     plot_names = {name: f"confusion_{_safe(name)}.png" for name in results}
     if len(set(plot_names.values())) != len(plot_names):
         raise BadInputError(f"method names collide as file names: {sorted(plot_names)}")
 
     payload = {
         "methods": {name: result.to_dict() for name, result in results.items()},
+        "warnings": warned,
         "dataset": dataset,
         "setting": setting,
         "manifest": dict(manifest),
@@ -135,6 +149,7 @@ def write_report(
         manifest=manifest,
         papers=papers,
         plot_names=plot_names,
+        warnings=warned,
     ).encode("utf-8")
     # Last, so that a new report.json means every other file is new as well.
     files[REPORT_JSON] = (
@@ -205,11 +220,16 @@ def _markdown(
     manifest: Mapping[str, Any],
     papers: Mapping[str, float],
     plot_names: Mapping[str, str],
+    warnings: Mapping[str, Sequence[str]],
 ) -> str:
     sizes = sorted({result.metrics.n for result in results.values()})
-    lines = [
-        f"# Benchmark report: {_cell(dataset)}, {_cell(setting)}",
-        "",
+    lines = [f"# Benchmark report: {_cell(dataset)}, {_cell(setting)}", ""]
+    # First thing a reader sees: a warning changes what the numbers below mean.
+    for name, said in warnings.items():
+        lines += [f"> **Warning ({_cell(name)}):** {_cell(line)}" for line in said]
+    if warnings:
+        lines.append("")
+    lines += [
         "| | |",
         "|---|---|",
         f"| dataset | {_cell(dataset)} |",
@@ -217,6 +237,7 @@ def _markdown(
         f"| examples | {', '.join(str(n) for n in sizes)} |",
         f"| sample seed | {_cell(_text(manifest.get('seed')))} |",
         f"| code version | {_cell(_text(manifest.get('code_version')))} |",
+        *_standin_rows(manifest.get("web_standin")),
         "",
         "Scores in percent; macro-F1 with its bootstrap 95% interval. Cost is the mean per claim.",
         "",
@@ -250,6 +271,18 @@ def _markdown(
     for name, result in results.items():
         lines += _method_section(name, result, plot_names[name])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _standin_rows(standin: Any) -> list[str]:
+    if not isinstance(standin, Mapping):
+        return []
+    excluded = standin.get("excluded") or {}
+    dropped = ", ".join(f"{reason} {n}" for reason, n in excluded.items() if n) or "none"
+    return [
+        f"| web stand-in | corpus {_cell(_text(standin.get('corpus')))}: "
+        f"{_text(standin.get('documents'))} documents kept, excluded: {_cell(dropped)}. "
+        f"{_cell(_text(standin.get('note')))} |"
+    ]
 
 
 def _method_section(name: str, result: MethodResult, plot_name: str) -> list[str]:

@@ -6,14 +6,21 @@
 
 Settings: ``gold`` gives each method the dataset's gold evidence and no source; ``open``
 gives it the configured sources (plus the dataset's own corpus where it ships one);
-``closed`` gives it neither. The sample leaves out every example a method was shown as
-a demonstration, and is the same for every method.
+``closed`` gives it neither. On the article datasets, ``open`` with no web source among
+the configured ones adds the ``bench-news`` stand-in for the web
+(`verity.bench.news_standin`) unless ``web_standin=False``. The sample leaves out every
+example a method was shown as a demonstration, and is the same for every method.
+
+A method may say what is wrong with its setup through ``warnings() -> list[str]``: the run
+collects them (``run.warnings``), announces them when it starts, and stores them in the
+manifest and the report.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import random
 import subprocess
 import threading
@@ -26,7 +33,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from verity.bench.base import DatasetSplit, Example
+from verity.bench.datasets import data_dir
 from verity.bench.metrics import compute_metrics, usage_per_claim
+from verity.bench.news_standin import NEWS_DATASETS, WebStandin, has_web_source, news_standin
 from verity.bench.report import MethodResult, write_report
 from verity.bench.store import ResultRow, ResultStore
 from verity.domain import Label, Usage, Verdict
@@ -36,6 +45,8 @@ from verity.methods.base import Method, method_class
 from verity.sources.base import Source
 
 Setting = Literal["gold", "open", "closed"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -56,9 +67,12 @@ class BenchConfig:
     concurrency: int = 1
     data_dir: Path | None = None
     retry_errors: bool = False
+    # Article datasets, open setting, no web source configured: add the bench-news corpus.
+    web_standin: bool = True
 
 
 Progress = Callable[[str, int, int, float | None], None]
+Warn = Callable[[str], None]
 
 
 def excluded_ids(methods: Sequence[str]) -> set[tuple[str, str]]:
@@ -102,8 +116,17 @@ def code_version() -> str:
 _NOT_IN_RUN_ID = {"retry_backoff", "max_response_bytes"}
 
 
-def run_id_of(config: BenchConfig, sample_ids: Sequence[str], checksum: str) -> str:
-    """A stable id for everything that decides the results of a run."""
+def run_id_of(
+    config: BenchConfig,
+    sample_ids: Sequence[str],
+    checksum: str,
+    web_standin: str | None = None,
+) -> str:
+    """A stable id for everything that decides the results of a run.
+
+    ``web_standin`` is the version of the stand-in corpus when the run uses one. Without
+    one the key is left out, so runs stored before the stand-in existed still resume.
+    """
     key = {
         "dataset": config.dataset,
         "hops": config.hops,
@@ -116,6 +139,8 @@ def run_id_of(config: BenchConfig, sample_ids: Sequence[str], checksum: str) -> 
         "sources": list(config.sources),
         "method_settings": {k: dict(v) for k, v in sorted(config.method_settings.items())},
     }
+    if web_standin is not None:
+        key["web_standin"] = web_standin
     blob = json.dumps(key, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 
@@ -146,8 +171,28 @@ def _failed(example: Example, exc: Exception) -> ResultRow:
     )  # fmt: skip
 
 
+def method_warnings(methods: Mapping[str, Method]) -> dict[str, list[str]]:
+    """What each method says is wrong with its setup, for the methods that say anything.
+
+    ``warnings() -> list[str]`` is optional: a method without it has nothing to say.
+    """
+    found: dict[str, list[str]] = {}
+    for name, method in methods.items():
+        own = getattr(method, "warnings", None)
+        if not callable(own):
+            continue
+        lines = [text for text in (str(line).strip() for line in own() or ()) if text]
+        if lines:
+            found[name] = lines
+    return found
+
+
 class BenchRun:
-    """A prepared run: dataset loaded, sample drawn, methods built, store open."""
+    """A prepared run: dataset loaded, sample drawn, methods built, store open.
+
+    ``warnings`` maps a method's name to what it said was wrong with its setup (an
+    empty web quadrant, say); ``warning_lines()`` gives them as lines ready to print.
+    """
 
     def __init__(
         self,
@@ -160,6 +205,9 @@ class BenchRun:
         self.config, self.split, self.methods = config, split, methods
         self.sample = list(sample)
         self.manifest = manifest
+        self.warnings: dict[str, list[str]] = {
+            name: list(lines) for name, lines in manifest.get("warnings", {}).items()
+        }
         self.run_id = str(manifest["run_id"])
         self.store = ResultStore(config.out / "results.sqlite")
         self.store.save_run(self.run_id, manifest)
@@ -167,8 +215,26 @@ class BenchRun:
             json.dumps(manifest, indent=2, default=str), encoding="utf-8"
         )
 
-    def run(self, progress: Progress | None = None) -> dict[str, MethodResult]:
-        """Run every method on every example not yet stored, then write the report."""
+    def warning_lines(self) -> list[str]:
+        """Every method's warnings, one line each: ``warning: METHOD: sentence``."""
+        return [
+            f"warning: {name}: {line}" for name, lines in self.warnings.items() for line in lines
+        ]
+
+    def run(
+        self, progress: Progress | None = None, *, warn: Warn | None = None
+    ) -> dict[str, MethodResult]:
+        """Run every method on every example not yet stored, then write the report.
+
+        The methods' warnings come first, each line given to ``warn``; without one they
+        go to this module's logger at WARNING level, which reaches stderr even when the
+        program configured no logging.
+        """
+        for line in self.warning_lines():
+            if warn is not None:
+                warn(line)
+            else:
+                log.warning("%s", line)
         for name, method in self.methods.items():
             if self.config.retry_errors:
                 self.store.forget_errors(self.run_id, name)
@@ -252,6 +318,7 @@ class BenchRun:
                 setting=self.config.setting,
                 results=results,
                 manifest=self.manifest,
+                warnings={n: w for n, w in self.warnings.items() if n in results},
             )
         return results
 
@@ -274,6 +341,10 @@ def prepare(
             f"dataset {config.dataset!r} carries no gold evidence; use --setting open or closed"
         )
     given = sources(split) if config.setting == "open" else []
+    standin: WebStandin | None = None
+    if wants_web_standin(config, split.name, given):
+        standin = news_standin(split.name, data_dir(config.data_dir))
+        given = [*given, standin.source]
     methods = {name: build(name, given) for name in config.methods}
     for name, method in methods.items():
         kinds = {type(ex.subject) for ex in split.examples[:1]}
@@ -287,7 +358,12 @@ def prepare(
         if callable(own):
             excluded |= set(own())
     sample = select_sample(split, config.sample, config.seed, excluded)
-    run_id = run_id_of(config, [ex.id for ex in sample], split.checksum)
+    run_id = run_id_of(
+        config,
+        [ex.id for ex in sample],
+        split.checksum,
+        web_standin=standin.version if standin is not None else None,
+    )
     manifest = {
         "run_id": run_id,
         "code_version": code_version(),
@@ -307,5 +383,22 @@ def prepare(
         "excluded_demonstrations": sorted(f"{d}:{i}" for d, i in excluded),
         "methods": {name: method.to_dict() for name, method in methods.items()},
         "sources": [s.to_dict() for s in given],
+        "web_standin": standin.manifest if standin is not None else None,
+        "warnings": method_warnings(methods),
     }
     return BenchRun(config, split, methods, sample, manifest)
+
+
+def wants_web_standin(config: BenchConfig, dataset: str, given: Sequence[Source]) -> bool:
+    """True when a run gets the bench-news corpus in place of the web.
+
+    Only in the open setting, only on the article datasets (where the paper searches the
+    web), only when no configured source is a web source (a source that is not
+    Wikipedia-like: a search provider or a ``corpus:NAME``), and only when not turned off.
+    """
+    return (
+        config.web_standin
+        and config.setting == "open"
+        and dataset in NEWS_DATASETS
+        and not has_web_source(given)
+    )

@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from verity.cli import output
-from verity.cli.output import ConfigOpt, err
+from verity.cli.output import ConfigOpt, err, say
 from verity.errors import BadInputError
 from verity.render import clean, text
 
@@ -97,6 +97,14 @@ def bench(
         markup=False,
         highlight=False,
     )
+    standin = run.manifest.get("web_standin")
+    if standin:
+        excluded = sum(standin["excluded"].values())
+        say(
+            "yellow",
+            f"web stand-in: corpus:{standin['corpus']}, {standin['documents']} undated news "
+            f"documents ({excluded} left out as the dataset's own articles); see docs/bench.md",
+        )
     with Progress(
         TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
         TextColumn("{task.fields[running]}"), TimeElapsedColumn(), console=console,
@@ -110,7 +118,7 @@ def bench(
             bar.update(tasks[method], completed=finished, running=running)
 
         try:
-            results = run.run(progress)
+            results = run.run(progress, warn=lambda line: say("yellow", line))
         finally:
             run.close()
     table = Table("method", "n", "errors", "accuracy", "macro-F1", "balanced acc.", "calls/claim")

@@ -90,7 +90,9 @@ def check(
     subject = _subject(claim, article, claim_date, speaker, settings)
     if trace is not None:
         _check_trace_path(trace)
-    verdict = method_from_settings(settings, type(subject)).verify(subject)
+    chosen = method_from_settings(settings, type(subject))
+    warn(chosen)
+    verdict = chosen.verify(subject)
     record = verdict.to_json_dict()
     # The verdict is shown first, so a trace file that cannot be written loses nothing.
     if as_json:
@@ -258,6 +260,13 @@ def _run(
         raise typer.Exit(code=2 if bad else exit_code(failures[0].error))
 
 
+def warn(method: object) -> None:
+    """Say on stderr what makes this run differ from the method's paper (e.g. no web)."""
+    said = getattr(method, "warnings", None)
+    for message in said() if callable(said) else ():
+        say("yellow", f"warning: {message}")
+
+
 def _method_names(
     settings: Settings, items: list[BatchItem], input_file: Path
 ) -> dict[type[Claim] | type[Article], str]:
@@ -287,5 +296,7 @@ def _verifier(
     for kind, name in names.items():
         if name not in by_name:
             by_name[name] = method_from_settings(settings, kind)
+    for built in by_name.values():
+        warn(built)
     methods = {kind: by_name[name] for kind, name in names.items()}
     return lambda subject: methods[type(subject)].verify(subject)

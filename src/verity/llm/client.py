@@ -56,6 +56,9 @@ T = TypeVar("T", bound=BaseModel)
 CHARS_PER_TOKEN = 32
 # Room for tokenizers that count a little differently from the endpoint's, at small max_tokens.
 ANSWER_SLACK_CHARS = 1024
+# Remote endpoints expose no tokenizer: English text averages about 4 characters per token
+# in the common vocabularies, which is close enough to decide what fits a context window.
+ESTIMATE_CHARS_PER_TOKEN = 4
 # The longest wait between two retries, whatever a server asks for: a longer pause is an
 # outage, better reported than waited out.
 MAX_RETRY_WAIT = 60.0
@@ -172,6 +175,22 @@ class ModelClient:
         twin = copy.copy(self)
         twin.role = role
         return twin
+
+    def context_tokens(self) -> int | None:
+        """The model's context window in tokens, when the backend knows it (local models)."""
+        value = getattr(self.backend, "context_tokens", None)
+        return value if isinstance(value, int) else None
+
+    def count_tokens(self, text: str) -> tuple[int, bool]:
+        """Tokens in ``text``, and whether that count is exact.
+
+        Exact with the backend's own tokenizer (local models); otherwise an estimate of one
+        token per ``ESTIMATE_CHARS_PER_TOKEN`` characters.
+        """
+        count = getattr(self.backend, "count_tokens", None)
+        if callable(count):
+            return int(count(text)), True
+        return -(-len(text) // ESTIMATE_CHARS_PER_TOKEN), False
 
     def answer_cap(self, max_tokens: int) -> int:
         """The most characters accepted in an answer to a call with this ``max_tokens``."""

@@ -127,6 +127,17 @@ class LocalBackend:
         """Load the model now rather than on the first call."""
         _load(self.path, self.n_ctx, self.threads)
 
+    @property
+    def context_tokens(self) -> int:
+        """The context window: prompt and answer together must fit in it."""
+        return self.n_ctx
+
+    def count_tokens(self, text: str) -> int:
+        """How many tokens the model's own tokenizer makes of ``text``."""
+        llama, lock = _load(self.path, self.n_ctx, self.threads)
+        with lock:
+            return len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
     def complete(
         self,
         messages: Sequence[Message],

@@ -43,11 +43,11 @@ class Source(Protocol):
 class PageSource(Source, Protocol):
     """A source whose passages are pages with titles that can be looked up."""
 
-    def lookup(self, title: str) -> Evidence | None:
+    def lookup(self, title: str, *, fuzzy: bool = True) -> Evidence | None:
         """Return the page with this title, or None.
 
-        Local sources fall back to the closest fuzzy title match; remote ones follow the
-        provider's own redirects.
+        Local sources fall back to the closest fuzzy title match unless ``fuzzy`` is False;
+        remote ones follow the provider's own redirects.
         """
         ...
 

@@ -230,12 +230,12 @@ class OfflineWiki:
         candidates = (self._evidence(i, score) for i, score in index.ranked(query))
         return apply_filters(candidates, k, before=before, exclude_domains=exclude_domains)
 
-    def lookup(self, title: str) -> Evidence | None:
+    def lookup(self, title: str, *, fuzzy: bool = True) -> Evidence | None:
         """The page with this title, else the closest title by fuzzy match, else None.
 
         Matching ignores case, underscores and repeated spaces. A fuzzy match must reach
-        ``fuzzy_threshold`` on rapidfuzz's ``fuzz.ratio``. ``score`` is the similarity in
-        [0, 1] (1.0 for an exact match).
+        ``fuzzy_threshold`` on rapidfuzz's ``fuzz.ratio``; ``fuzzy=False`` accepts only the
+        exact title. ``score`` is the similarity in [0, 1] (1.0 for an exact match).
 
             OfflineWiki().lookup("eiffel_tower").title  # 'Eiffel Tower'
         """
@@ -246,6 +246,8 @@ class OfflineWiki:
         exact = self._by_title.get(norm)
         if exact is not None:
             return shorten(self._evidence(exact, 1.0), passage_limit())
+        if not fuzzy:
+            return None
         from rapidfuzz import fuzz, process
 
         match = process.extractOne(

@@ -141,8 +141,12 @@ class WikipediaSource:
                 results.append(evidence)
         return apply_filters(results, k, before=before, exclude_domains=exclude_domains)
 
-    def lookup(self, title: str) -> Evidence | None:
-        """Return the page with this title (redirects followed), or None if there is none."""
+    def lookup(self, title: str, *, fuzzy: bool = True) -> Evidence | None:
+        """Return the page with this title (redirects followed), or None if there is none.
+
+        A redirect is Wikipedia's own statement that two titles name one page, so it is
+        followed whatever ``fuzzy`` says; there is no fuzzy matching here.
+        """
         if not title.strip():
             raise BadInputError("the page title is empty")
         summary = self._summary(title)

@@ -11,6 +11,7 @@ import pytest
 
 from verity.errors import BadInputError, ConfigError
 from verity.methods.zofia.keywords import (
+    CONLL_LABELS,
     EntityUnit,
     KeywordParams,
     KeywordSelection,
@@ -31,9 +32,13 @@ from verity.nlp.ner import TokenScore
 from verity.nlp.text import split_sentences
 
 DEFAULTS = KeywordParams()
-# Annealed weights with the default parameters (eq. 5), used in the SC-MMR cases below:
-# lambda_1 = 0.9 - e^-2.2 = 0.789197, lambda_2 = 0.9 - e^-1.9 = 0.750431,
-# lambda_3 = 0.9 - e^-1.6 = 0.698103.
+# The reading kept as the mmr-relaxed variant, spelled out here rather than imported.
+RELAXED = KeywordParams(
+    schedule="relaxed", lambda_min=0.5, lambda_max=0.9, max_keywords=5, n_min=3, tau_floor=0.0
+)
+# Algorithm 3's weights, lambda_k = max(0.1, 1 - e^(0.3k - 2.5)), worked out by hand:
+# k=1: 1 - e^-2.2 = 1 - 0.1108032 = 0.8891968; k=2: 1 - e^-1.9 = 1 - 0.1495686 = 0.8504314;
+# k=3: 1 - e^-1.6 = 1 - 0.2018965 = 0.7981035.
 
 NEWS = (
     "The European Central Bank raised interest rates on Thursday, its president Christine "
@@ -58,17 +63,20 @@ def tokens(sentence: str, tags: Sequence[tuple[str, str, str, float]]) -> list[T
 # --- KeywordParams ---------------------------------------------------------------------
 
 
-def test_params_defaults_and_to_dict():
+def test_params_defaults_are_the_papers():
     assert DEFAULTS.to_dict() == {
-        "lambda_init": 0.8,
-        "delta": 0.1,
-        "n_min": 3,
-        "lambda_min": 0.5,
-        "lambda_max": 0.9,
-        "alpha": 0.3,
-        "beta": 2.5,
-        "gamma": 0.5,
-        "max_keywords": 5,
+        "lambda_init": 0.8,  # 5.1
+        "delta": 0.1,  # 5.1
+        "n_min": 1,  # Algorithm 2: until the set is non-empty
+        "tau_floor": 0.1,  # Algorithm 2
+        "lambda_min": 0.1,  # Algorithm 3
+        "lambda_max": 1.0,  # Algorithm 3
+        "alpha": 0.3,  # 5.5, Algorithm 3
+        "beta": 2.5,  # 5.5, Algorithm 3
+        "gamma": 0.5,  # 5.1
+        "prev_init": 1.0,  # Algorithm 3
+        "max_keywords": None,  # Algorithm 3 has no cap
+        "schedule": "paper",
     }
     with pytest.raises(dataclasses.FrozenInstanceError):
         DEFAULTS.gamma = 0.1  # type: ignore[misc]
@@ -83,12 +91,15 @@ def test_params_defaults_and_to_dict():
         {"n_min": 0},
         {"n_min": 2.5},
         {"n_min": True},
-        {"lambda_min": 0.95},  # above lambda_max
+        {"lambda_min": 0.95, "lambda_max": 0.9},  # min above max
         {"lambda_max": 1.2},
         {"alpha": -0.3},
         {"beta": math.nan},
         {"gamma": 1.5},
         {"max_keywords": 0},
+        {"tau_floor": 0.9},  # above lambda_init
+        {"prev_init": math.inf},
+        {"schedule": "other"},
     ],
 )
 def test_params_reject_bad_values(bad):
@@ -102,25 +113,40 @@ def test_params_reject_bad_values(bad):
 @pytest.mark.parametrize(
     ("k", "expected"),
     [
-        (1, 0.789197),  # 0.9 - e^(0.3 - 2.5) = 0.9 - 0.110803
-        (2, 0.750431),  # 0.9 - e^-1.9 = 0.9 - 0.149569
-        (3, 0.698103),  # 0.9 - e^-1.6 = 0.9 - 0.201897
-        (4, 0.627468),  # 0.9 - e^-1.3 = 0.9 - 0.272532
-        (5, 0.532121),  # 0.9 - e^-1.0 = 0.9 - 0.367879
-        (6, 0.5),  # 0.9 - e^-0.7 = 0.403415, clipped to lambda_min
-        (7, 0.5),  # 0.9 - e^-0.4 = 0.229680, clipped
+        (0, 0.917915),  # 1 - e^-2.5 = 1 - 0.082085 (never used: the seed needs no weight)
+        (1, 0.889197),  # 1 - e^(0.3 - 2.5) = 1 - 0.110803
+        (2, 0.850431),  # 1 - e^-1.9 = 1 - 0.149569
+        (3, 0.798103),  # 1 - e^-1.6 = 1 - 0.201897
+        (5, 0.632121),  # 1 - e^-1.0 = 1 - 0.367879
+        (6, 0.503415),  # 1 - e^-0.7 = 1 - 0.496585: section 5.5's inflection near k = 6
+        (7, 0.329680),  # 1 - e^-0.4 = 1 - 0.670320
+        (8, 0.1),  # 1 - e^-0.1 = 0.095163, held at the floor of 0.1
+        (20, 0.1),
     ],
 )
 def test_annealed_lambda_by_hand(k, expected):
     assert annealed_lambda(k, DEFAULTS) == pytest.approx(expected, abs=1e-6)
 
 
+@pytest.mark.parametrize(
+    ("k", "expected"),
+    [
+        (1, 0.789197),  # 0.9 - e^(0.3 - 2.5) = 0.9 - 0.110803
+        (2, 0.750431),  # 0.9 - e^-1.9 = 0.9 - 0.149569
+        (5, 0.532121),  # 0.9 - e^-1.0 = 0.9 - 0.367879
+        (6, 0.5),  # 0.9 - e^-0.7 = 0.403415, clipped to 0.5
+    ],
+)
+def test_annealed_lambda_relaxed_bounds(k, expected):
+    assert annealed_lambda(k, RELAXED) == pytest.approx(expected, abs=1e-6)
+
+
 def test_annealed_lambda_other_params_and_bad_k():
-    # No annealing (alpha = 0): 0.9 - e^-2.5 = 0.9 - 0.082085 for every k.
-    flat = KeywordParams(alpha=0.0, lambda_min=0.0)
-    assert [annealed_lambda(k, flat) for k in (1, 5, 50)] == pytest.approx([0.817915] * 3, abs=1e-6)
+    # No annealing (alpha = 0): 1 - e^-2.5 = 0.917915 for every k.
+    flat = KeywordParams(alpha=0.0)
+    assert [annealed_lambda(k, flat) for k in (1, 5, 50)] == pytest.approx([0.917915] * 3, abs=1e-6)
     with pytest.raises(BadInputError):
-        annealed_lambda(0, DEFAULTS)
+        annealed_lambda(-1, DEFAULTS)
 
 
 # --- eq. 3: hierarchical saliency --------------------------------------------------------
@@ -138,10 +164,83 @@ def test_hierarchical_saliency_by_hand():
     assert (local, global_, hs) == pytest.approx((0.96, -1.0, -0.96), abs=1e-9)
 
 
-# --- eq. 4a/4b: SC-MMR --------------------------------------------------------------------
+# --- eq. 4a/4b, Algorithm 3: SC-MMR ---------------------------------------------------------
 
 
-def test_sc_mmr_gamma_rule_stops():
+def test_sc_mmr_seed_is_the_most_salient_and_the_first_reference_is_one():
+    # Seed u0 (0.45) by saliency alone. k=1: u1 scores 0.8891968 * 0.3 = 0.266759, which
+    # is not above 0.5 * MMR*_prev = 0.5 * 1.0: one keyword, as MiniLM's small saliencies
+    # usually give.
+    picks, stop, rejected = sc_mmr([0.45, 0.3], np.eye(2), DEFAULTS)
+    assert picks == [(0, None, None)]
+    assert stop == "gamma"
+    assert rejected == pytest.approx(0.266759, abs=1e-6)
+
+
+def test_sc_mmr_by_hand_over_three_rounds():
+    saliency = np.array([0.9, 0.8, 0.85, 0.1])
+    similarity = np.array(
+        [
+            [1.0, 0.2, 0.9, 0.1],
+            [0.2, 1.0, 0.3, 0.2],
+            [0.9, 0.3, 1.0, 0.1],
+            [0.1, 0.2, 0.1, 1.0],
+        ]
+    )
+    # Seed: u0 (0.9). k=1, lambda 0.8891968, 1 - lambda 0.1108032, redundancy vs u0:
+    #   u1 0.8891968*0.8 - 0.1108032*0.2 = 0.7113575 - 0.0221606 = 0.6891968
+    #   u2 0.8891968*0.85 - 0.1108032*0.9 = 0.7558173 - 0.0997229 = 0.6560945
+    #   u3 0.0889197 - 0.0110803 = 0.0778394
+    #   u1 wins; 0.6891968 > 0.5 * 1.0: accepted, MMR*_prev = 0.6891968.
+    # k=2, lambda 0.8504314, 1 - lambda 0.1495686, redundancy max over u0, u1:
+    #   u2 0.8504314*0.85 - 0.1495686*0.9 = 0.7228667 - 0.1346118 = 0.5882549
+    #   u3 0.0850431 - 0.1495686*0.2 = 0.0551294
+    #   u2 wins; 0.5882549 > 0.5 * 0.6891968 = 0.3445984: accepted.
+    # k=3, lambda 0.7981035, 1 - lambda 0.2018965: u3 0.0798103 - 0.2018965*0.2 = 0.0394310
+    #   <= 0.5 * 0.5882549 = 0.2941275: the gamma rule stops.
+    picks, stop, rejected = sc_mmr(saliency, similarity, DEFAULTS)
+    assert [i for i, _, _ in picks] == [0, 1, 2]
+    assert [lam for _, lam, _ in picks[1:]] == pytest.approx([0.889197, 0.850431], abs=1e-6)
+    assert [mmr for _, _, mmr in picks[1:]] == pytest.approx([0.689197, 0.588255], abs=1e-6)
+    assert stop == "gamma"
+    assert rejected == pytest.approx(0.039431, abs=1e-6)
+
+
+def test_sc_mmr_stops_at_equality_and_ties_go_early():
+    # lambda fixed at 0.5: u1 scores 0.5 * 1.0 = 0.5, equal to 0.5 * MMR*_prev: stop (<=).
+    flat = KeywordParams(lambda_min=0.5, lambda_max=0.5)
+    picks, stop, rejected = sc_mmr([1.0, 1.0], np.eye(2), flat)
+    assert (picks, stop, rejected) == ([(0, None, None)], "gamma", 0.5)
+    # Two equally salient units: the seed is the first in the text.
+    assert sc_mmr([0.5, 0.5], np.eye(2), DEFAULTS)[0][0] == (0, None, None)
+
+
+def test_sc_mmr_runs_out_has_no_cap_unless_asked_and_rejects_bad_shapes():
+    # Seed u1 (0.95); k=1: u0 0.8891968 * 0.9 = 0.800277 > 0.5: accepted; none left.
+    picks, stop, rejected = sc_mmr([0.9, 0.95], np.eye(2), DEFAULTS)
+    assert [(i, None if m is None else round(m, 6)) for i, _, m in picks] == [
+        (1, None),
+        (0, 0.800277),
+    ]
+    assert (stop, rejected) == ("no candidates", None)
+    picks, stop, _ = sc_mmr([0.9, 0.95], np.eye(2), KeywordParams(max_keywords=1))
+    assert (len(picks), stop) == (1, "max keywords")
+    # Twelve unrelated, very salient units: without a cap, more than the relaxed 5 are kept.
+    many, _, _ = sc_mmr(np.full(12, 0.99), np.eye(12), DEFAULTS)
+    assert len(many) > 5
+    assert sc_mmr(np.zeros(0), np.zeros((0, 0)), DEFAULTS) == ([], "no candidates", None)
+    with pytest.raises(BadInputError):
+        sc_mmr([0.5, 0.4], np.eye(3), DEFAULTS)
+    with pytest.raises(BadInputError):
+        sc_mmr([0.5, math.nan], np.eye(2), DEFAULTS)
+
+
+# The relaxed reading (variant mmr-relaxed), by hand with its own weights
+# lambda_1 = 0.9 - e^-2.2 = 0.789197, lambda_2 = 0.9 - e^-1.9 = 0.750431,
+# lambda_3 = 0.9 - e^-1.6 = 0.698103.
+
+
+def test_relaxed_gamma_rule_stops():
     saliency = np.array([0.6, 0.55, 0.5, 0.1])
     similarity = np.array(
         [
@@ -151,17 +250,10 @@ def test_sc_mmr_gamma_rule_stops():
             [0.1, 0.2, 0.1, 1.0],
         ]
     )
-    # k=1 (S empty): 0.789197 * HS -> 0.473518, 0.434058, 0.394598, 0.078920: pick u0.
-    # k=2, 1 - lambda = 0.249569, redundancy = sim with u0:
-    #   u1 0.750431*0.55 - 0.249569*0.2 = 0.412737 - 0.049914 = 0.362824
-    #   u2 0.750431*0.5  - 0.249569*0.9 = 0.375216 - 0.224612 = 0.150604
-    #   u3 0.750431*0.1  - 0.249569*0.1 = 0.050086
-    #   u1 wins, 0.362824 > 0.5 * 0.473518 = 0.236759: accepted.
-    # k=3, 1 - lambda = 0.301897, redundancy = max sim with u0, u1:
-    #   u2 0.698103*0.5 - 0.301897*0.9 = 0.349052 - 0.271707 = 0.077345
-    #   u3 0.698103*0.1 - 0.301897*0.2 = 0.069810 - 0.060379 = 0.009431
-    #   u2 wins but 0.077345 <= 0.5 * 0.362824 = 0.181412: the gamma rule stops.
-    picks, stop, rejected = sc_mmr(saliency, similarity, DEFAULTS)
+    # k=1 (S empty): 0.789197 * HS -> 0.473518 for u0, the best.
+    # k=2: u1 0.750431*0.55 - 0.249569*0.2 = 0.362824 > 0.5 * 0.473518: accepted.
+    # k=3: u2 0.698103*0.5 - 0.301897*0.9 = 0.077345 <= 0.5 * 0.362824: stop.
+    picks, stop, rejected = sc_mmr(saliency, similarity, RELAXED)
     assert [i for i, _, _ in picks] == [0, 1]
     assert [lam for _, lam, _ in picks] == pytest.approx([0.789197, 0.750431], abs=1e-6)
     assert [mmr for _, _, mmr in picks] == pytest.approx([0.473518, 0.362824], abs=1e-6)
@@ -169,66 +261,19 @@ def test_sc_mmr_gamma_rule_stops():
     assert rejected == pytest.approx(0.077345, abs=1e-6)
 
 
-def test_sc_mmr_max_keywords_stops():
-    # Unrelated units (identity similarity), so the redundancy term is 0:
-    # k=1 0.789197*0.6 = 0.473518; k=2 0.750431*0.5 = 0.375216 > 0.236759;
-    # k=3 would be 0.698103*0.45 = 0.314146 > 0.187608, but two keywords is the cap.
-    saliency = np.array([0.6, 0.5, 0.45])
-    picks, stop, rejected = sc_mmr(saliency, np.eye(3), KeywordParams(max_keywords=2))
+def test_relaxed_cap_and_non_positive_rule():
+    # Unrelated units: k=1 0.473518; k=2 0.750431*0.5 = 0.375216; the cap of 2 stops.
+    capped = KeywordParams(
+        schedule="relaxed", lambda_min=0.5, lambda_max=0.9, max_keywords=2, n_min=3
+    )
+    picks, stop, rejected = sc_mmr([0.6, 0.5, 0.45], np.eye(3), capped)
     assert [(i, round(mmr, 6)) for i, _, mmr in picks] == [(0, 0.473518), (1, 0.375216)]
     assert (stop, rejected) == ("max keywords", None)
-    # Without the cap the third pick is accepted and the units run out.
-    picks, stop, rejected = sc_mmr(saliency, np.eye(3), DEFAULTS)
-    assert [(i, round(mmr, 6)) for i, _, mmr in picks] == [
-        (0, 0.473518),
-        (1, 0.375216),
-        (2, 0.314147),  # 0.698103 * 0.45 = 0.3141466
-    ]
-    assert (stop, rejected) == ("no candidates", None)
-
-
-def test_sc_mmr_non_positive_score_stops():
-    # k=1: 0.789197*0.4 = 0.315679. k=2: u1 is nearly u0 (cos 0.95):
-    # 0.750431*0.3 - 0.249569*0.95 = 0.225129 - 0.237091 = -0.011961 <= 0.
-    picks, stop, rejected = sc_mmr([0.4, 0.3], [[1.0, 0.95], [0.95, 1.0]], DEFAULTS)
+    # k=2: 0.750431*0.3 - 0.249569*0.95 = -0.011961 <= 0.
+    picks, stop, rejected = sc_mmr([0.4, 0.3], [[1.0, 0.95], [0.95, 1.0]], RELAXED)
     assert [(i, round(mmr, 6)) for i, _, mmr in picks] == [(0, 0.315679)]
     assert stop == "non-positive"
     assert rejected == pytest.approx(-0.011961, abs=1e-6)
-    # The first pick is held to it too: 0.789197 * -0.1 = -0.078920.
-    picks, stop, rejected = sc_mmr([-0.1, -0.2], np.eye(2), DEFAULTS)
-    assert picks == []
-    assert stop == "non-positive"
-    assert rejected == pytest.approx(-0.078920, abs=1e-6)
-
-
-def test_sc_mmr_tie_goes_to_the_earlier_unit():
-    # k=1: u1 and u2 both 0.789197*0.5 = 0.394598; u1 comes first in the text.
-    # k=2: u2 0.750431*0.5 = 0.375216 > 0.197299; k=3: u0 0.698103*0.2 = 0.139621
-    # <= 0.5 * 0.375216 = 0.187608: gamma.
-    picks, stop, rejected = sc_mmr([0.2, 0.5, 0.5], np.eye(3), DEFAULTS)
-    assert [(i, round(mmr, 6)) for i, _, mmr in picks] == [(1, 0.394598), (2, 0.375216)]
-    assert stop == "gamma"
-    assert rejected == pytest.approx(0.139621, abs=1e-6)
-
-
-def test_sc_mmr_gamma_rule_needs_strictly_more():
-    # lambda fixed at 0.5: k=1 0.5*0.8 = 0.4; k=2 0.5*0.4 = 0.2 = 0.5 * 0.4 exactly.
-    flat = KeywordParams(lambda_min=0.5, lambda_max=0.5)
-    picks, stop, rejected = sc_mmr([0.8, 0.4], np.eye(2), flat)
-    assert picks == [(0, 0.5, 0.4)]
-    assert (stop, rejected) == ("gamma", 0.2)
-
-
-def test_sc_mmr_runs_out_and_rejects_bad_shapes():
-    # k=2: 0.750431*0.5 - 0.249569*0.2 = 0.325302 > 0.236759; then nothing is left.
-    picks, stop, _ = sc_mmr([0.6, 0.5], [[1.0, 0.2], [0.2, 1.0]], DEFAULTS)
-    assert [(i, round(mmr, 6)) for i, _, mmr in picks] == [(0, 0.473518), (1, 0.325302)]
-    assert stop == "no candidates"
-    assert sc_mmr(np.zeros(0), np.zeros((0, 0)), DEFAULTS) == ([], "no candidates", None)
-    with pytest.raises(BadInputError):
-        sc_mmr([0.5, 0.4], np.eye(3), DEFAULTS)
-    with pytest.raises(BadInputError):
-        sc_mmr([0.5, math.nan], np.eye(2), DEFAULTS)
 
 
 # --- eq. 2: entity units and the dynamic threshold ---------------------------------------
@@ -274,6 +319,34 @@ def test_merge_units_joins_adjacent_entity_tokens_across_labels():
     assert [u.confidence for u in units] == pytest.approx([0.8, 0.8, 0.8, 0.6])
 
 
+def test_only_conll_like_types_become_units():
+    # Section 3.1: a CoNLL-2003 tagger knows persons, organisations, locations and other
+    # names; the spaCy types within those, written out by hand:
+    assert {
+        "PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "WORK_OF_ART", "LAW",
+        "PRODUCT", "LANGUAGE",
+    } == CONLL_LABELS  # fmt: skip
+    sentence = "On Friday Congress approved more than $2 billion for Texas."
+    tags = [
+        ("On", "O", "", 0.99),
+        ("Friday", "B", "DATE", 0.95),
+        ("Congress", "B", "ORG", 0.9),
+        ("approved", "O", "", 0.99),
+        ("more", "B", "MONEY", 0.9),
+        ("than", "I", "MONEY", 0.9),
+        ("$", "I", "MONEY", 0.9),
+        ("2", "I", "MONEY", 0.9),
+        ("billion", "I", "MONEY", 0.9),
+        ("for", "O", "", 0.99),
+        ("Texas", "B", "GPE", 0.97),
+    ]
+    units = merge_units([tokens(sentence, tags)], [sentence])
+    assert [u.text for u in units] == ["Congress", "Texas"]
+    # Without the type filter the date joins the next name and the amount is a unit.
+    every = merge_units([tokens(sentence, tags)], [sentence], labels=None)
+    assert [u.text for u in every] == ["Friday Congress", "more than $2 billion", "Texas"]
+
+
 def test_merge_units_splits_on_a_token_gap_and_keeps_the_sentence_span():
     sentence = "St. Louis, Missouri"
     toks = [
@@ -309,29 +382,36 @@ def _units(*confidences: float) -> list[EntityUnit]:
     return [EntityUnit(f"unit {i}", c, i) for i, c in enumerate(confidences)]
 
 
-def test_threshold_lowers_until_n_min_pass():
-    # 0.8 lets 2 through, 0.7 lets 2, 0.6 lets 3.
+def test_threshold_lowers_until_the_set_is_not_empty():
+    # Algorithm 2: 0.8 already lets two through; the loop stops at the first non-empty set.
     kept, threshold = threshold_units(_units(0.95, 0.85, 0.62, 0.55, 0.3), DEFAULTS)
-    assert [u.confidence for u in kept] == [0.95, 0.85, 0.62]
-    assert threshold == 0.6
-    # Already 3 at the start: no lowering.
-    kept, threshold = threshold_units(_units(0.9, 0.85, 0.81, 0.1), DEFAULTS)
-    assert (len(kept), threshold) == (3, 0.8)
+    assert ([u.confidence for u in kept], threshold) == ([0.95, 0.85], 0.8)
+    # Nothing at 0.8 or 0.7; 0.6 lets 0.62 through.
+    kept, threshold = threshold_units(_units(0.62, 0.55, 0.3), DEFAULTS)
+    assert ([u.confidence for u in kept], threshold) == ([0.62], 0.6)
 
 
 def test_threshold_steps_do_not_drift():
-    # 0.8 - 0.1 is 0.7000000000000001 in floats: unrounded, the 0.7 unit would miss it.
-    kept, threshold = threshold_units(_units(0.9, 0.8, 0.7), DEFAULTS)
-    assert (len(kept), threshold) == (3, 0.7)
+    # 0.8 - 0.1 is 0.7000000000000001 in floats: unrounded, the 0.7 unit would miss it;
+    # seven steps down, 0.1 must still be reached exactly.
+    kept, threshold = threshold_units(_units(0.7), DEFAULTS)
+    assert (len(kept), threshold) == (1, 0.7)
+    kept, threshold = threshold_units(_units(0.1), DEFAULTS)
+    assert (len(kept), threshold) == (1, 0.1)
 
 
-def test_threshold_with_fewer_than_n_min_units_lets_all_through():
-    kept, threshold = threshold_units(_units(0.4, 0.0), DEFAULTS)
+def test_threshold_never_goes_below_the_floor():
+    # Algorithm 2's floor of 0.1: units under it are never selected.
+    assert threshold_units(_units(0.09, 0.05), DEFAULTS) == ([], 0.1)
+    assert threshold_units([], DEFAULTS) == ([], 0.1)
+
+
+def test_threshold_relaxed_needs_three_and_may_reach_zero():
+    # n_min = 3: 0.8 lets 2 through, 0.7 lets 2, 0.6 lets 3.
+    kept, threshold = threshold_units(_units(0.95, 0.85, 0.62, 0.55, 0.3), RELAXED)
+    assert ([u.confidence for u in kept], threshold) == ([0.95, 0.85, 0.62], 0.6)
+    kept, threshold = threshold_units(_units(0.4, 0.0), RELAXED)
     assert (len(kept), threshold) == (2, 0.0)
-    assert threshold_units([], DEFAULTS) == ([], 0.0)
-    # Steps that skip over 0 stop at 0: 0.75, 0.65, ..., 0.05, then 0.
-    kept, threshold = threshold_units(_units(0.01), KeywordParams(lambda_init=0.75, n_min=2))
-    assert (len(kept), threshold) == (1, 0.0)
 
 
 # --- local context and the trace -----------------------------------------------------------
@@ -350,7 +430,13 @@ def test_local_context_edges():
 def test_selection_keywords_and_trace():
     unit = ScoredUnit("Paris", 0.99, 1, "ctx", 0.6, 0.8, 0.48)
     selection = KeywordSelection(
-        DEFAULTS, 0.7, (unit,), (MMRPick(1, "Paris", 0.789, 0.379),), "no candidates", None
+        DEFAULTS,
+        0.7,
+        (unit,),
+        (MMRPick(0, "Paris", None, None, 0.48),),
+        "no candidates",
+        None,
+        (("Friday", 0.4),),
     )
     assert selection.keywords == ["Paris"]
     assert selection.to_trace() == {
@@ -366,9 +452,10 @@ def test_selection_keywords_and_trace():
                 "sentence": 1,
             }
         ],
-        "iterations": [{"k": 1, "unit": "Paris", "lambda_k": 0.789, "mmr": 0.379}],
+        "iterations": [{"k": 0, "unit": "Paris", "lambda_k": None, "mmr": None, "saliency": 0.48}],
         "stop": "no candidates",
         "rejected_mmr": None,
+        "below_threshold": [{"text": "Friday", "confidence": 0.4}],
     }
 
 
@@ -452,8 +539,8 @@ def selector(encoder) -> KeywordSelector:
 
 
 def _lambda(k: int) -> float:
-    # eq. 5 written out again with the defaults, independently of the module.
-    return max(0.5, 0.9 - math.exp(0.3 * k - 2.5))
+    # Algorithm 3's schedule written out again, independently of the module.
+    return max(0.1, 1.0 - math.exp(0.3 * k - 2.5))
 
 
 @pytest.mark.integration
@@ -463,10 +550,11 @@ def test_selection_on_news_recomputes_from_its_trace(selector, encoder):
     units = trace["units"]
     texts = [u["text"] for u in units]
     assert {"Christine Lagarde", "Frankfurt", "London", "Germany"} <= set(texts)
+    assert "Thursday" not in texts and "next week" not in texts  # DATE is not a CoNLL type
     assert len(texts) == len({t.casefold() for t in texts})
     for unit in units:
         assert unit["text"] in NEWS
-        assert unit["confidence"] >= trace["threshold"]
+        assert unit["confidence"] >= trace["threshold"] >= 0.1
         assert unit["hierarchical"] == pytest.approx(unit["local"] * unit["global"], rel=1e-12)
         # eq. 3 from scratch: unit, its context, the article.
         context = local_context(sentences, unit["sentence"])
@@ -474,44 +562,57 @@ def test_selection_on_news_recomputes_from_its_trace(selector, encoder):
         assert unit["local"] == pytest.approx(float(e_u @ e_ctx), abs=1e-5)
         assert unit["global"] == pytest.approx(float(e_ctx @ e_doc), abs=1e-5)
 
-    # eq. 4a/4b/5 from scratch: each pick is the best remaining unit by its MMR score.
+    # Algorithm 3 from scratch: the seed by saliency, then the best remaining MMR score.
     vectors = encoder.encode(texts).astype(np.float64)
     similarity = vectors @ vectors.T
     hs = [u["hierarchical"] for u in units]
-    selected: list[int] = []
 
-    def scores(k: int) -> dict[int, float]:
-        lam = _lambda(k)
+    def scores(selected: list[int]) -> dict[int, float]:
+        lam = _lambda(len(selected))
         return {
-            i: lam * hs[i]
-            - (1 - lam) * (max(similarity[i, j] for j in selected) if selected else 0.0)
+            i: lam * hs[i] - (1 - lam) * max(similarity[i, j] for j in selected)
             for i in range(len(units))
             if i not in selected
         }
 
     iterations = trace["iterations"]
-    assert iterations, "an article with entities keeps at least its most salient one"
-    assert iterations[0]["unit"] == texts[int(np.argmax(hs))]
-    for pick in iterations:
-        k = pick["k"]
-        assert k == len(selected) + 1
-        assert pick["lambda_k"] == pytest.approx(_lambda(k), abs=1e-12)
-        candidates = scores(k)
+    assert iterations[0] == {
+        "k": 0,
+        "unit": texts[int(np.argmax(hs))],
+        "lambda_k": None,
+        "mmr": None,
+        "saliency": max(hs),
+    }
+    selected, previous = [int(np.argmax(hs))], 1.0
+    for pick in iterations[1:]:
+        assert pick["k"] == len(selected)
+        assert pick["lambda_k"] == pytest.approx(_lambda(len(selected)), abs=1e-12)
+        candidates = scores(selected)
         chosen = texts.index(pick["unit"])
         assert pick["mmr"] == pytest.approx(candidates[chosen], abs=1e-5)
         assert pick["mmr"] >= max(candidates.values()) - 1e-5
-        if selected:
-            assert pick["mmr"] > 0.5 * iterations[k - 2]["mmr"]
+        assert pick["mmr"] > 0.5 * previous
+        previous = pick["mmr"]
         selected.append(chosen)
 
-    stop, rejected = trace["stop"], trace["rejected_mmr"]
-    assert stop in {"gamma", "non-positive", "max keywords", "no candidates"}
-    if stop in {"gamma", "non-positive"}:
-        assert rejected == pytest.approx(max(scores(len(selected) + 1).values()), abs=1e-5)
-        if stop == "gamma":
-            assert rejected <= 0.5 * iterations[-1]["mmr"]
+    if trace["stop"] == "gamma":
+        best = max(scores(selected).values())
+        assert trace["rejected_mmr"] == pytest.approx(best, abs=1e-5)
+        assert best <= 0.5 * previous
     else:
-        assert rejected is None
+        assert (trace["stop"], len(selected)) == ("no candidates", len(units))
+
+
+@pytest.mark.integration
+def test_dates_and_amounts_never_become_units(selector):
+    text = (
+        "On Friday, Apple agreed to pay more than $2 billion to the European Commission, "
+        "the company said in Brussels at 9 a.m., about 15 percent of its profit in 2019."
+    )
+    units = [u.text for u in selector.select(text).units]
+    assert units, "the organisations and the city are entities"
+    for word in ("Friday", "$2 billion", "9 a.m.", "15 percent", "2019"):
+        assert not any(word in u for u in units), (word, units)
 
 
 @pytest.mark.integration

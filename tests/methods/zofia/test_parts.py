@@ -8,9 +8,9 @@ import pytest
 from verity.domain import Evidence
 from verity.methods.zofia.claims import quote_found, select_chunks
 from verity.methods.zofia.debate import Debate, Ruling, Turn
-from verity.methods.zofia.material import truncate_words
+from verity.methods.zofia.material import fit_text
 from verity.methods.zofia.queries import sentence_of, tfidf_keywords
-from verity.methods.zofia.retrieval import compose, contains_all
+from verity.methods.zofia.retrieval import compose, contains_all, names_sense
 
 
 def test_tfidf_keywords_by_hand() -> None:
@@ -56,20 +56,44 @@ def test_query_composition_and_the_and_filter() -> None:
     assert not contains_all(ev, ["Barack Obama", "Kentucky"])
 
 
-def test_history_and_early_end() -> None:
-    debate = Debate(max_rounds=3)
+def test_history_early_end_and_fitting() -> None:
+    debate = Debate(max_rounds=5)
     assert debate.history() == "(no arguments yet)"
-    debate.turns += [Turn(1, "pro", "", "It cites sources."), Turn(1, "con", "No.", "Vague.")]
-    debate.rulings.append(Ruling(1, "Fake", "con wins", 0.7, forced=False))
+    cites = ({"evidence": "It cites sources.", "source": "article", "reason": "named"},)
+    vague = ({"evidence": "Vague.", "source": "linguist", "reason": "no names"},)
+    debate.turns += [Turn(1, "pro", "", cites), Turn(1, "con", "No.", vague)]
+    debate.rulings.append(Ruling(1, "Fake"))
     assert debate.history() == (
-        "Round 1, pro (argues real): Argument: It cites sources.\n"
-        "Round 1, con (argues fake): Rebuttal: No. Argument: Vague."
+        "Round 1, pro (argues real): Evidence: - It cites sources. (from article): named\n"
+        "Round 1, con (argues fake): Rebuttal: No. Evidence: - Vague. (from linguist): no names"
     )
     assert debate.ended_early and debate.to_trace()["rounds"] == 1
+    # A history too long for the context loses its oldest turns, and says so.
+    short = debate.history(fits=lambda text: len(text) < 120)
+    assert short.startswith("(1 earlier turns left out for length)\nRound 1, con")
+    assert debate.to_trace()["turns_left_out_of_prompts"] == 1
+
+
+def test_fit_text_keeps_whole_words_within_the_budget() -> None:
+    def count(text: str) -> int:
+        return len(text.split())  # one token a word, to count by hand
+
+    assert fit_text("a b  c d", None, count) == "a b c d"
+    assert fit_text("a b  c d", 4, count) == "a b c d"
+    # 3 tokens: "a b ..." is three words; "a b c ..." would be four.
+    assert fit_text("a b  c d", 3, count) == "a b ..."
+    assert fit_text("a b c d", 1, count) == " ..."
+
+
+def test_sense_titles_by_hand() -> None:
+    assert names_sense("Mercury (planet)", "mercury")
+    assert names_sense("Bill_Nelson", "bill  nelson")
+    assert not names_sense("South Island", "Bill Nelson")
+    assert not names_sense("Mercury Records", "Mercury")
+    assert not names_sense("Mercury ()", "Mercury")
+    assert not names_sense("Mercury", "")
 
 
 def test_small_text_helpers() -> None:
-    assert truncate_words("a b  c d", 3) == "a b c ..."
-    assert truncate_words("a b", 3) == "a b"
     assert sentence_of("chicago", ["In Kentucky.", "From Chicago."]) == 1
     assert sentence_of("Paris", ["In Kentucky."]) == 0

@@ -83,20 +83,33 @@ class WebSource:
 
 
 class WikiSource(WebSource):
-    """A Wikipedia-kind source: it has titled pages."""
+    """A Wikipedia-kind source: titled pages, looked up by exact title only here."""
 
     name = "wiki"
 
-    def lookup(self, title):
-        return next((e for e in self.results if e.title == title), None)
+    def lookup(self, title, *, fuzzy=True):
+        return next((e for e in self.results if e.title.casefold() == title.casefold()), None)
+
+
+def point(n: int, source: str = "article") -> dict[str, str]:
+    return {"evidence": f"evidence {n}", "source": source, "reason": f"reason {n}"}
 
 
 class Script:
-    """Answers by the schema each step asks for; records every prompt per step."""
+    """A fake model for control flow: answers by the schema each step asks for, and
+    records every prompt per step."""
 
-    def __init__(self, rulings=("Fake",), quotes=("Mitch McConnell called it a disappointment.",)):
+    def __init__(
+        self,
+        rulings=("F",),
+        quotes=("Mitch McConnell called it a disappointment.",),
+        forced="R",
+        subs=("Mitch McConnell represents Kentucky.",),
+    ):
         self.rulings = list(rulings)
         self.quotes = list(quotes)
+        self.forced = forced
+        self.subs = list(subs)
         self.seen: dict[str, list[str]] = {}
 
     def __call__(self, messages, schema) -> str:
@@ -109,24 +122,31 @@ class Script:
             "ExpertJudgement": {
                 "knowledge_concordance": "disagrees with the record",
                 "logical_integrity": "consistent",
-                "lean": "FAKE",
             },
             "ExtractedClaims": {
                 "core_claim": "The Senate repealed the Affordable Care Act.",
-                "sub_claims": ["Mitch McConnell represents Kentucky."],
+                "sub_claims": self.subs,
             },
             "ClaimCheck": {
                 "reasoning": "the vote failed",
                 "quotes": self.quotes,
                 "label": "Refutes",
             },
-            "Argument": {"rebuttal": f"rebut {n}", "argument": f"argument {n}"},
-            "FinalDecision": {"reason": "forced", "decision": "Real", "confidence": 0.6},
+            "Argument": {"rebuttal": f"rebut {n}", "points": [point(n)]},
+            "ForcedRuling": {"ruling": self.forced},
             "EntityList": {"entities": ["Mitch McConnell", "Kentucky"]},
-        }
-        if title == "JudgeDecision":
-            decision = self.rulings.pop(0)
-            return json.dumps({"reason": "judged", "decision": decision, "confidence": 0.8})
+            "PromptNerAnswer": {
+                "candidates": [
+                    {"phrase": "Mitch McConnell", "is_entity": True, "reason": "a senator",
+                     "type": "person"},
+                    {"phrase": "Tuesday", "is_entity": False, "reason": "a date", "type": "none"},
+                    {"phrase": "Atlantis", "is_entity": True, "reason": "a place",
+                     "type": "location"},
+                ]
+            },
+        }  # fmt: skip
+        if title == "JudgeRuling":
+            return json.dumps({"ruling": self.rulings.pop(0)})
         return json.dumps(answers[title])
 
 
@@ -139,33 +159,47 @@ def zofia(script, sources=None, name="zofia", **config):
 
 
 def test_a_judge_decision_ends_the_debate_early() -> None:
-    script = Script(rulings=["Fake"])
+    script = Script(rulings=["F"])
     method, _ = zofia(script)
     verdict = method.verify(ARTICLE)
-    assert verdict.label == Label.FAKE and verdict.confidence == 0.8
+    # B.6: the judge answers a letter; no ruling carries a confidence.
+    assert verdict.label == Label.FAKE and verdict.confidence is None
     debate = verdict.trace.debate
-    assert (debate["rounds"], debate["ended_early"]) == (1, True)
+    assert (debate["rounds"], debate["ended_early"], debate["outcome"]) == (1, True, "Fake")
     assert [t["side"] for t in debate["turns"]] == ["pro", "con"]
     assert len(script.seen["DimensionJudgement"]) == 5
-    assert "FinalDecision" not in script.seen
+    assert "ForcedRuling" not in script.seen
+    assert "ruled the news fake after 1 round" in verdict.explanation
     # Every LLM call is in the trace: 5 linguist, 2 expert, 1 extraction, 2 verifications,
     # 2 debaters and 1 judge.
     assert len(verdict.trace.calls) == 13 == verdict.usage.llm_calls
 
 
-def test_the_judge_is_forced_at_the_round_limit() -> None:
-    script = Script(rulings=["Insufficient", "Insufficient"])
-    method, _ = zofia(script, max_rounds=3)
+@pytest.mark.parametrize(("letter", "label"), [("R", Label.REAL), ("F", Label.FAKE)])
+def test_the_label_is_the_judges_letter(letter: str, label: Label) -> None:
+    verdict = zofia(Script(rulings=["I", letter]))[0].verify(ARTICLE)
+    assert verdict.label == label
+    assert [r["decision"] for r in verdict.trace.debate["rulings"]][-1] == label.value.title()
+
+
+def test_an_undecided_judge_after_five_rounds_is_not_enough_info() -> None:
+    script = Script(rulings=["I"] * 5)
+    method, _ = zofia(script)  # B.6: at most 5 rounds, the default
     verdict = method.verify(ARTICLE)
     debate = verdict.trace.debate
-    assert verdict.label == Label.REAL
-    assert [r["decision"] for r in debate["rulings"]] == ["Insufficient", "Insufficient", "Real"]
-    assert [r["forced"] for r in debate["rulings"]] == [False, False, True]
-    assert (debate["rounds"], debate["ended_early"]) == (3, False)
+    assert verdict.label == Label.NOT_ENOUGH_INFO and verdict.confidence is None
+    assert [r["decision"] for r in debate["rulings"]] == ["Insufficient"] * 5
+    assert not any(r["forced"] for r in debate["rulings"])
+    assert (debate["max_rounds"], debate["rounds"], debate["ended_early"]) == (5, 5, False)
+    assert len(script.seen["Argument"]) == 10 and "ForcedRuling" not in script.seen
+    assert "insufficient" in verdict.explanation
     # Each turn after the opening rebuts the opponent's last argument.
     pro_prompts = script.seen["Argument"][0::2]
     assert "nothing to rebut" in pro_prompts[0]
-    assert '"argument 2"' in pro_prompts[1]  # con's first argument was the 2nd Argument
+    assert "evidence 2 (from article): reason 2" in pro_prompts[1]  # con's first turn
+    # The judge is the cautious one of B.6, told the round limit.
+    judge = script.seen["JudgeRuling"][0]
+    assert "quite confident" in judge and "up to 5" in judge and "I if the debate" in judge
 
 
 def test_article_reading_prompts_share_their_start() -> None:
@@ -178,12 +212,21 @@ def test_article_reading_prompts_share_their_start() -> None:
     systems = {msgs[0].content for msgs in article_prompts}
     assert len(systems) == 1
     # Later prompts hold more material in the same block: they share all but its end tag.
-    head = article_prompts[0][-1].content.split("\n\nTask:")[0].removesuffix("\n</material>")
-    assert head.startswith("<material>\nNews article\nTitle: Senate passes")
+    head = article_prompts[0][-1].content.split("</article>")[0]
+    assert head.startswith('<material>\nNews article:\n<article title="Senate passes')
     assert all(m[-1].content.startswith(head) for m in article_prompts)
     debate = [m[-1].content for m, _, s in fake.requests if s and s["title"] == "Argument"]
     assert "Wikipedia background:" in debate[0] and "Web search results:" in debate[0]
-    assert "Linguist's analysis:" in debate[0] and "Claim verification" in debate[0]
+    assert "Linguist's analysis" in debate[0] and "Claim verification" in debate[0]
+    # Each passage and each agent's answer in a block of its own.
+    assert debate[0].count("<passage ") == len([e for e in method_evidence(fake)])
+    assert "<analysis>dimension 1 This feature suggests FAKE.</analysis>" in debate[0]
+
+
+def method_evidence(fake: FakeChatModel) -> list[str]:
+    """The passages shown to the first debater: one "[W1]"/"[S1]" line each."""
+    first = next(m[-1].content for m, _, s in fake.requests if s and s["title"] == "Argument")
+    return [line for line in first.splitlines() if line.startswith(("[W", "[S"))]
 
 
 def test_web_query_requires_every_keyword_and_excludes_sites() -> None:
@@ -215,7 +258,7 @@ def test_claims_are_checked_against_similar_chunks_and_quotes_are_looked_up() ->
     assert all(c["similarity"] >= 0.1 for c in core["chunks"]) and len(core["chunks"]) <= 5
     assert [q["found"] for q in core["quotes"]] == [True, False]
     # The rendered report marks the invented quote.
-    assert '"an invented line" (not found in the passages)' in verdict.trace.markdown
+    assert "quoted: an invented line (not found in the passages)" in verdict.trace.markdown
 
 
 def test_a_claim_without_similar_chunks_is_not_enough_information_without_a_call() -> None:
@@ -234,17 +277,21 @@ def test_a_claim_without_similar_chunks_is_not_enough_information_without_a_call
         ("no-expert", {"DomainChoice", "ExpertJudgement"}),
         ("no-analysis", {"DimensionJudgement", "DomainChoice", "ExpertJudgement"}),
         ("no-claims", {"ExtractedClaims", "ClaimCheck"}),
-        ("no-debate", {"Argument", "JudgeDecision"}),
+        ("no-debate", {"Argument", "JudgeRuling"}),
     ],
 )
 def test_ablations_skip_their_agents(variant: str, absent: set[str]) -> None:
-    script = Script()
+    script = Script(rulings=["F"], forced="R")
     method, _ = zofia(script, name=f"zofia/{variant}")
     verdict = method.verify(ARTICLE)
     assert absent.isdisjoint(script.seen)
-    assert verdict.label in (Label.REAL, Label.FAKE)
     if variant == "no-debate":
-        assert verdict.trace.debate is None and script.seen["FinalDecision"]
+        # The judge must choose at once: its R is the verdict, forced, with no confidence.
+        assert verdict.trace.debate is None and script.seen["ForcedRuling"]
+        assert verdict.label == Label.REAL and verdict.trace.decision["forced"]
+    else:
+        assert verdict.label == Label.FAKE
+    assert verdict.confidence is None
 
 
 def test_without_retrieval_the_matrix_says_which_quadrants_are_empty() -> None:
@@ -270,6 +317,31 @@ def test_wikipedia_keeps_the_first_three_sentences_of_the_chosen_sense() -> None
     assert [s["keyword"] for s in senses] == ["Mitch McConnell", "Kentucky"]
     chosen = [e for e in verdict.evidence if e.title == "Kentucky"]
     assert chosen[0].text == "Kentucky is a US state. It borders Ohio. Its capital is Frankfort."
+    assert senses[1]["text"] == chosen[0].text
+    assert "Its capital is Frankfort" in verdict.trace.markdown
+
+
+def test_wikipedia_candidates_are_senses_of_the_keyword_only() -> None:
+    pages = [
+        Evidence(text="Sulidae is a family of seabirds. Kentucky birds.", title="Sulidae",
+                 source="wiki"),
+        Evidence(text="Kentucky (horse) was a racehorse. It won in Kentucky.",
+                 title="Kentucky (horse)", source="wiki"),
+        Evidence(text="Kentucky is a US state. It has senators.", title="Kentucky",
+                 source="wiki"),
+        Evidence(text="Mitch McConnell Park is a park in Kentucky.",
+                 title="Mitch McConnell Park", source="wiki"),
+    ]  # fmt: skip
+    method, _ = zofia(Script(), sources=[WikiSource(pages)], keywords="llm-ner")
+    senses = {s["keyword"]: s for s in method.verify(ARTICLE).trace.wikipedia}
+    # An unrelated search hit is never a candidate, and no page titled by the keyword
+    # means no page at all.
+    assert senses["Mitch McConnell"]["chosen"] is None
+    assert "Mitch McConnell Park" in senses["Mitch McConnell"]["rejected_hits"]
+    kentucky = senses["Kentucky"]
+    assert {c["title"] for c in kentucky["candidates"]} == {"Kentucky", "Kentucky (horse)"}
+    assert "Sulidae" in kentucky["rejected_hits"]
+    assert kentucky["chosen"] in ("Kentucky", "Kentucky (horse)")
 
 
 @pytest.mark.parametrize(
@@ -304,13 +376,98 @@ def test_claims_are_refused() -> None:
         method.verify(Claim(text="The sky is green."))
 
 
-def test_markdown_report_has_every_section() -> None:
-    verdict = zofia(Script(rulings=["Insufficient", "Fake"]))[0].verify(ARTICLE)
+def test_markdown_report_lets_the_case_be_audited() -> None:
+    verdict = zofia(Script(rulings=["I", "F"]))[0].verify(ARTICLE)
     text = verdict.trace.markdown
-    for heading in ("## Keywords", "## Information matrix", "## Linguist", "## Domain expert"):
+    for heading in ("## Keywords", "## Retrieval", "## Information matrix", "## Linguist"):
         assert heading in text
-    assert "## Claims" in text and "## Debate" in text and "## Decision: Fake" in text
-    assert "Judge: **Insufficient**" in text
+    assert "## Domain expert" in text and "## Claims" in text and "## Debate" in text
+    assert "## Decision: Fake" in text and "Judge: **Insufficient**" in text
+    # Every unit with its saliency, the web query and kept results with their URLs, each
+    # claim's reasoning, rebuttal and evidence apart.
+    assert "| unit | NER conf. | local | global | saliency | chosen |" in text
+    assert "Web query (and):" in text and "https://example.org/vote" in text
+    assert "reasoning: the vote failed" in text
+    assert "- Rebuttal: rebut 3" in text and "- Evidence (article): evidence 3" in text
+
+
+def test_untrusted_text_cannot_add_markup_to_the_report() -> None:
+    article = ARTICLE.model_copy(update={"title": "![x](https://evil.example/p.png) [click](x)"})
+    text = zofia(Script())[0].verify(article).trace.markdown
+    assert "![x](" not in text and "[click](x)" not in text
+    assert "\\!\\[x\\]" in text
+
+
+def test_no_web_source_is_said_loudly() -> None:
+    method, _ = zofia(Script(), sources=[WikiSource(WIKI)])
+    assert method.warnings() and "w/o Open Web" in method.warnings()[0]
+    verdict = method.verify(ARTICLE)
+    assert verdict.trace.warnings == method.warnings()
+    assert "**Warning:**" in verdict.trace.markdown
+    with_web, _ = zofia(Script())
+    assert with_web.warnings() == []
+    assert zofia(Script(), sources=[], name="zofia/no-web")[0].warnings() == []
+
+
+def test_the_whole_article_is_read_unless_the_context_is_short() -> None:
+    tail = " ".join(f"Sentence number {i} adds detail to the report." for i in range(400))
+    long = ARTICLE.model_copy(update={"text": f"{ARTICLE.text} {tail} The last line is here."})
+    # A fake has no context window: the agents read everything.
+    script = Script()
+    verdict = zofia(script)[0].verify(long)
+    assert "The last line is here." in script.seen["DimensionJudgement"][0]
+    assert verdict.trace.article["cut"] is False
+    # With a 2,048-token context (counted at 4 characters a token, as for remote models),
+    # the article is cut at a whole word to fit the prompt, and the trace says so.
+    script = Script()
+    verdict = zofia(script, context_tokens=2048)[0].verify(long)
+    shown = verdict.trace.article
+    assert shown["cut"] is True and shown["context_tokens"] == 2048
+    assert shown["counted_by"].startswith("estimate")
+    assert shown["shown_tokens"] < shown["tokens"]
+    prompt = script.seen["DimensionJudgement"][0]
+    assert "Sentence number 0 adds" in prompt and "The last line is here." not in prompt
+    assert len(prompt) // 4 < 2048 - 128  # the prompt and its answer budget fit
+    for prompts in script.seen.values():
+        assert all(len(p) // 4 < 2048 for p in prompts)
+
+
+@pytest.mark.parametrize("subs", [[], ["a", "b", "c", "d"]])
+def test_claim_extraction_gives_two_to_four_claims(subs: list[str]) -> None:
+    # Eq. 8 and B.3: 2 to 4 claims in all. Zero or four sub-claims fail validation (and
+    # their repair round): the extractor is recorded as failed, the verdict goes on.
+    verdict = zofia(Script(subs=subs))[0].verify(ARTICLE)
+    assert [f["agent"] for f in verdict.trace.failures] == ["claim extractor"]
+    assert verdict.trace.claims == []
+    good = zofia(Script(subs=["a", "b", "c"]))[0].verify(ARTICLE)
+    assert [c["kind"] for c in good.trace.claims] == ["core", "sub", "sub", "sub"]
+
+
+def test_promptner_replaces_the_ner_and_keeps_sc_mmr() -> None:
+    script = Script()
+    verdict = zofia(script, name="zofia/q-promptner")[0].verify(ARTICLE)
+    record = verdict.trace.keywords
+    assert record["construction"] == "promptner"
+    # Only accepted names that occur in the article are units; the first pick is the seed.
+    assert [u["text"] for u in record["units"]] == ["Mitch McConnell"]
+    assert record["terms"] == ["Mitch McConnell"]
+    assert record["iterations"][0]["lambda_k"] is None
+    assert (
+        "definition" in script.seen["PromptNerAnswer"][0].lower()
+        or "named entity is" in (script.seen["PromptNerAnswer"][0])
+    )
+
+
+def test_the_relaxed_mmr_variant_uses_its_own_schedule() -> None:
+    verdict = zofia(Script(), name="zofia/mmr-relaxed")[0].verify(ARTICLE)
+    params = verdict.trace.keywords["params"]
+    assert (params["schedule"], params["lambda_min"], params["lambda_max"]) == (
+        "relaxed",
+        0.5,
+        0.9,
+    )
+    assert params["max_keywords"] == 5
+    assert verdict.trace.keywords["iterations"][0]["lambda_k"] is not None
 
 
 class Failing(Script):
@@ -329,7 +486,7 @@ class Failing(Script):
 
 
 def test_failed_agents_are_recorded_and_the_verdict_goes_on() -> None:
-    script = Failing({"DomainChoice", "ClaimCheck", "Argument"}, rulings=["Fake"])
+    script = Failing({"DomainChoice", "ClaimCheck", "Argument"}, rulings=["F"])
     verdict = zofia(script)[0].verify(ARTICLE)
     agents = [f["agent"] for f in verdict.trace.failures]
     assert agents == [
@@ -346,18 +503,31 @@ def test_failed_agents_are_recorded_and_the_verdict_goes_on() -> None:
 
 
 def test_a_failed_intermediate_ruling_lets_the_debate_go_on() -> None:
-    script = Failing({"JudgeDecision"})
-    verdict = zofia(script, max_rounds=2)[0].verify(ARTICLE)
+    class OnceBroken(Script):
+        def __call__(self, messages, schema):
+            title = schema["title"] if schema else "text"
+            if title == "JudgeRuling" and len(self.seen.get(title, [])) < 2:
+                self.seen.setdefault(title, []).append(messages[-1].content)
+                return '{"unfinished": "'
+            return super().__call__(messages, schema)
+
+    verdict = zofia(OnceBroken(rulings=["R"]), max_rounds=2)[0].verify(ARTICLE)
     rulings = verdict.trace.debate["rulings"]
-    assert [r["decision"] for r in rulings] == ["Insufficient", "Real"]
+    assert [(r["decision"], r["defaulted"]) for r in rulings] == [
+        ("Insufficient", True),
+        ("Real", False),
+    ]
     assert verdict.trace.failures[-1]["agent"] == "judge, round 1"
+    assert verdict.label == Label.REAL
 
 
 def test_without_a_final_ruling_there_is_no_verdict() -> None:
     from verity.errors import ModelOutputError
 
-    with pytest.raises(ModelOutputError, match=r"zofia\.final_judge"):
-        zofia(Failing({"FinalDecision"}), name="zofia/no-debate")[0].verify(ARTICLE)
+    with pytest.raises(ModelOutputError, match=r"zofia\.forced_judge"):
+        zofia(Failing({"ForcedRuling"}), name="zofia/no-debate")[0].verify(ARTICLE)
+    with pytest.raises(ModelOutputError, match=r"zofia\.judge"):
+        zofia(Failing({"JudgeRuling"}), max_rounds=1)[0].verify(ARTICLE)
 
 
 def test_every_variant_runs_through_the_harness(tmp_path) -> None:
@@ -370,14 +540,14 @@ def test_every_variant_runs_through_the_harness(tmp_path) -> None:
     if not Path("../shared/datasets").is_dir():
         pytest.skip("benchmark data not at ../shared/datasets")
     names = ("zofia", *(f"zofia/{v}" for v in ZofiaMethod.variants))
-    fake = FakeChatModel(Script(rulings=["Fake"] * len(names)))
+    fake = FakeChatModel(Script(rulings=["F"] * len(names)))
     config = BenchConfig(
         dataset="politifact",
         methods=names,
         out=tmp_path,
         setting="open",
         sample=1,
-        method_settings={"zofia": {"max_article_words": 50}},
+        method_settings={"zofia": {"context_tokens": 2048}},
     )
 
     def build(name, sources):

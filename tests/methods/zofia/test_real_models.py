@@ -33,13 +33,22 @@ def test_embedded_model_runs_the_whole_pipeline() -> None:
 
     method = verity.load_method("zofia", sources=("offline-wiki",), max_rounds=2)
     verdict = method.verify(shortest_article())
-    assert verdict.label in (Label.REAL, Label.FAKE)
     trace = verdict.trace.model_dump()
+    # The label is the judge's last letter, whatever it was: R, F, or I after the last round.
+    judged = [c for c in verdict.trace.calls if c.step == "zofia.judge"]
+    letter = judged[-1].parsed["ruling"]
+    expected = {"R": Label.REAL, "F": Label.FAKE, "I": Label.NOT_ENOUGH_INFO}[letter]
+    assert verdict.label == expected and verdict.confidence is None
+    assert len(judged) == trace["debate"]["rounds"] <= 2
+    # The embedded model's context is known, so the article was measured with its tokenizer.
+    assert trace["article"]["counted_by"] == "the model's tokenizer"
+    assert trace["article"]["context_tokens"] == 4096
     assert trace["keywords"]["construction"] == "sc-mmr"
     assert trace["keywords"]["params"]["gamma"] == 0.5
     steps = {c.step for c in verdict.trace.calls}
     assert {"zofia.linguist", "zofia.extract_claims", "zofia.debater"} <= steps
     assert trace["information_matrix"]["empty"][-1] == "web"  # no web source offline
+    assert "w/o Open Web" in trace["warnings"][0]
     # The shared article prefix is reused by llama.cpp after the first call.
     assert verdict.usage.cached_tokens > verdict.usage.prompt_tokens / 3
     assert trace["markdown"].startswith("# ZoFia:")
@@ -52,8 +61,8 @@ def test_cli_article_against_a_loopback_openai_compatible_server(
     path = tmp_path / "article.json"
     path.write_text(json.dumps({"title": article.title, "text": article.text}))
     config = tmp_path / "verity.toml"
-    # The server's context is 2,048 tokens: a shorter article excerpt and one round.
-    config.write_text("[methods.zofia]\nmax_rounds = 1\nmax_article_words = 150\n")
+    # The server's context is 2,048 tokens, which an endpoint does not report: say so.
+    config.write_text("[methods.zofia]\nmax_rounds = 1\ncontext_tokens = 2048\n")
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     proc = subprocess.run(
         [
@@ -77,7 +86,11 @@ def test_cli_article_against_a_loopback_openai_compatible_server(
     )
     assert proc.returncode == 0, proc.stderr
     record = json.loads(proc.stdout)
-    assert record["method"] == "zofia" and record["label"] in ("REAL", "FAKE")
+    assert record["method"] == "zofia"
+    judged = [c for c in record["trace"]["calls"] if c["step"] == "zofia.judge"]
+    letter = judged[-1]["parsed"]["ruling"]
+    assert record["label"] == {"R": "REAL", "F": "FAKE", "I": "NOT_ENOUGH_INFO"}[letter]
+    assert "w/o Open Web" in proc.stderr  # no web source: said on stderr
     calls = record["trace"]["calls"]
     assert {c["backend"] for c in calls} == {"openai"}
     assert record["trace"]["debate"]["max_rounds"] == 1

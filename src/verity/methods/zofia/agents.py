@@ -1,20 +1,20 @@
-"""ZoFia stage 2 agents (paper section 4), each a thin set of declared steps.
+"""ZoFia stage 2 agents (section 4; prompts after appendix B), each a declared step.
 
+What each prompt asks follows the paper's appendix B (B.1 linguist, B.2 expert, B.3 claim
+extractor, B.4 claim verifier, B.5 debater, B.6 judge) and section 4; the wording is ours.
 Every step that reads the article shares one system message and puts the shared material
-first (the article, then Wikipedia, then the web, then the analyses) and its own task
-last. Calls over the same article therefore start with the same tokens, and a backend
-with prefix reuse (llama.cpp here, prompt caching at hosted providers) computes that
-common start once.
+first (the article, then Wikipedia, then the web, then the analyses) with the agent's role
+and task last, so calls over one article start with the same tokens and a backend with
+prefix reuse (llama.cpp here, prompt caching at hosted providers) computes that start once.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from verity.llm.step import Step
-from verity.methods.common import Confidence
 
 PANEL = (
     "You are one member of a panel that decides whether a news article is real or fake. "
@@ -23,102 +23,119 @@ PANEL = (
 
 Lean = Literal["REAL", "FAKE"]
 
+# Eq. 8 and B.3: the extractor gives 2 to 4 claims, the core claim and 1 to 3 sub-claims.
+MIN_CLAIMS = 2
+MAX_CLAIMS = 4
+
 
 class DimensionJudgement(BaseModel):
-    """The linguist's view of one dimension of the text, with an explicit lean."""
+    """The linguist's view of one dimension of the text, with an explicit lean (4.1.1)."""
 
     analysis: str
     lean: Lean
 
 
 class DomainChoice(BaseModel):
-    """The field the article belongs to and the expert who should judge it."""
+    """The field the article belongs to and the expert who should judge it (4.1.2)."""
 
     domain: str
     expert_role: str
 
 
 class ExpertJudgement(BaseModel):
-    """The domain expert's two judgements and lean."""
+    """The expert's two analyses (B.2: a two-item list, no verdict of its own)."""
 
     knowledge_concordance: str
     logical_integrity: str
-    lean: Lean
 
 
 class ExtractedClaims(BaseModel):
-    """The article's core claim and the sub-claims that support it (eq. 8)."""
+    """The article's core claim and the sub-claims that support it (eq. 8, B.3)."""
 
     core_claim: str
-    sub_claims: list[str]
+    sub_claims: list[str] = Field(min_length=MIN_CLAIMS - 1, max_length=MAX_CLAIMS - 1)
 
 
 ClaimLabel = Literal["Supports", "Refutes", "Not Enough Information"]
 
 
 class ClaimCheck(BaseModel):
-    """A claim judged against web passages, with the quotes it rests on."""
+    """A claim judged against web passages, with the quotes it rests on (4.1.3)."""
 
     reasoning: str
     quotes: list[str]
     label: ClaimLabel
 
 
+# B.5: each piece of evidence must say which material it comes from.
+Material = Literal["article", "Wikipedia", "web", "linguist", "expert", "claim verification"]
+
+
+class Point(BaseModel):
+    """One piece of evidence in a debate turn: what it says, where from, why it matters."""
+
+    evidence: str
+    source: Material
+    reason: str
+
+
 class Argument(BaseModel):
-    """One debate turn: answer the opponent, then add a new point."""
+    """One debate turn (B.5): a one-paragraph rebuttal, then new evidence with reasons."""
 
     rebuttal: str
-    argument: str
+    points: list[Point] = Field(min_length=1, max_length=4)
 
 
-class JudgeDecision(BaseModel):
-    """The judge after an exchange; Insufficient lets the debate go on."""
+class JudgeRuling(BaseModel):
+    """B.6: one letter, R (real), F (fake) or I (not yet: the debate goes on)."""
 
-    reason: str
-    decision: Literal["Real", "Fake", "Insufficient"]
-    confidence: Confidence
+    ruling: Literal["R", "F", "I"]
 
 
-class FinalDecision(BaseModel):
-    """The judge when a decision is required."""
+class ForcedRuling(BaseModel):
+    """The judge when a decision is required (the ablation without debate)."""
 
-    reason: str
-    decision: Literal["Real", "Fake"]
-    confidence: Confidence
+    ruling: Literal["R", "F"]
 
 
-# Section 4.1: five dimensions, each in its own call so one cannot colour another.
+# B.1: the five features of fake-news writing the linguist examines, one per session
+# (4.1.1: each dimension in isolation, so one cannot colour another).
 DIMENSIONS = {
-    "sentence": "sentence structure: are the sentences coherent and well-formed reporting, "
-    "or fragmented, repetitive or sensational?",
-    "word": "word choice: is the wording neutral and precise, or loaded, exaggerated or clickbait?",
-    "grammar": "grammar, spelling and punctuation: are there errors or oddities that "
-    "professional editing would have caught?",
-    "emotion": "emotional tone: is the tone measured, or written to provoke fear, anger or "
-    "outrage?",
-    "information": "information quality: are sources, names, dates and numbers specific and "
-    "attributable, or vague and unverifiable?",
+    "sentence": "Sentence: fake news tends to longer sentences, plain words and a casual "
+    "tone, sometimes with expletives.",
+    "word": "Word: fake news uses more superlatives and emotional or vague words, and "
+    "fewer reporting verbs and first- or second-person pronouns.",
+    "grammar": "Grammar: fake news leans on reported speech, the passive voice and "
+    "negation, and paraphrases less.",
+    "emotion": "Emotion: fake news has a higher share of emotional words, and its headline "
+    "is often sensational, written to provoke.",
+    "information": "Information quality: fake news gives too much or too little "
+    "information, puts facts in a context that does not fit them, and uses more clickbait.",
 }
+DIMENSION_LIST = "\n".join(f"{i}. {text}" for i, text in enumerate(DIMENSIONS.values(), 1))
 
 LINGUIST = Step(
     name="zofia.linguist",
     instruction=PANEL,
     template=(
-        "{material}\n\nTask: you are a linguist. Using only the article and your general "
-        "knowledge of news writing, examine its {dimension} Write a short analysis, then "
-        "say whether this dimension leans REAL or FAKE."
+        "{material}\n\nTask: you are a linguistic analyst who profiles news articles for a "
+        "news channel to help catch fake news. These features mark fake-news writing:\n"
+        "{features}\n\nExamine the article for the feature named '{dimension}' only. Write "
+        "one plain analytical paragraph of at most 25 words, with no lists or formatting, "
+        "and say whether this feature shows the news to be REAL or FAKE."
     ),
     output=DimensionJudgement,
-    trusted=("dimension",),
+    trusted=("features", "dimension"),
 )
 
+# Table 4's "expert triage": the domain comes first, then the expert of that domain.
 DOMAIN = Step(
     name="zofia.domain",
     instruction=PANEL,
     template=(
-        "{material}\n\nTask: name the domain this article belongs to (for example politics, "
+        "{material}\n\nTask: name the field this article belongs to (for example politics, "
         "public health, economics, entertainment) and the precise expert best placed to "
-        "judge it (for example 'a US congressional budget analyst')."
+        "fact-check it (for example an economist, a journalist, an epidemiologist)."
     ),
     output=DomainChoice,
 )
@@ -127,22 +144,31 @@ EXPERT = Step(
     name="zofia.expert",
     instruction=PANEL,
     template=(
-        "{material}\n\nTask: you are {role}, an expert in {domain}. Using the article, "
-        "your expertise and the Wikipedia background, judge (1) knowledge concordance: "
-        "does the article agree with established knowledge in your field? (2) logical "
-        "integrity: is its reasoning consistent, without contradictions or leaps? Then say "
-        "whether the article leans REAL or FAKE."
+        "{material}\n\nTask: you are a distinguished {role} ({domain}) fact-checking this "
+        "news article. Find the sentences that most decide whether the news is true and "
+        "analyse the article in two respects. (1) Knowledge concordance: are its factual "
+        "claims, views and details reasonable? Point out anything against common sense or "
+        "sensational. (2) Logical integrity: do its arguments lead to its conclusions by "
+        "the reasoning of your field? Point out fallacies and unsupported inferences. The "
+        "Wikipedia background explains the article's key entities; use it for reference "
+        "only, it may not be relevant. Keep both items together under 100 words, and "
+        "invent nothing: every point must rest on the material."
     ),
     output=ExpertJudgement,
+    trusted=("role", "domain"),
 )
 
 EXTRACT = Step(
     name="zofia.extract_claims",
     instruction=PANEL,
     template=(
-        "{material}\n\nTask: state the article's core claim and at most {n} sub-claims "
-        "that support it. Each is one declarative, self-contained sentence that names who "
-        "and what (no pronouns), and can be checked against other sources."
+        "{material}\n\nTask: you are a fact-checker listing the article's factual claims for "
+        "later verification. Go through the article sentence by sentence. Find its core "
+        "claim, the one that decides whether the news is true, and the sub-claims closely "
+        "tied to it. Restate each as a short, objective, declarative sentence; merge claims "
+        "that are closely related; use no pronouns, name every person and thing. Give "
+        f"{MIN_CLAIMS} to {MAX_CLAIMS} claims in all: the core claim and {MIN_CLAIMS - 1} to "
+        f"{MAX_CLAIMS - 1} sub-claims. Every claim must come from the article."
     ),
     output=ExtractedClaims,
 )
@@ -150,10 +176,12 @@ EXTRACT = Step(
 VERIFY = Step(
     name="zofia.verify_claim",
     instruction=(
-        "You check one claim against web passages, using nothing but those passages. "
-        "Answer Supports if they show the claim is true, Refutes if they show it is "
-        "false, Not Enough Information otherwise. Reason briefly and quote, word for word, "
-        "the sentences of the passages you rely on."
+        "You are a news fact-checker, careful in logic and reading. You check one claim "
+        "against web passages that retrieval picked as the most relevant. Take the passages "
+        "as reliable and decide whether they are enough to support or to refute the claim, "
+        "making use of every passage. Answer Supports, Refutes or Not Enough Information, "
+        "reason briefly, and quote word for word the sentences of the passages you rely on. "
+        "Invent nothing: all you say must come from the passages."
     ),
     template="Claim: {claim}\n\nPassages:\n{passages}",
     output=ClaimCheck,
@@ -163,8 +191,11 @@ DEBATER = Step(
     name="zofia.debater",
     instruction=PANEL,
     template=(
-        "{material}\n\nDebate so far:\n{history}\n\nTask: you argue that the article is "
-        "{side}. {turn} Base every point on the material above."
+        "{material}\n\nDebate so far:\n{history}\n\nTask: you are a debater and you argue "
+        "that the news is {side}. {turn} Give the most persuasive evidence for your side: "
+        "each piece is a general statement that sums up specific content of the material, "
+        "names the material it comes from, and has a short reason. Invent nothing: every "
+        "point must rest on the material."
     ),
     output=Argument,
     trusted=("side", "turn"),
@@ -174,36 +205,43 @@ JUDGE = Step(
     name="zofia.judge",
     instruction=PANEL,
     template=(
-        "{material}\n\nDebate so far:\n{history}\n\nTask: you are the judge. Weigh both "
-        "sides against the material. Answer Real or Fake if the case is settled, or "
-        "Insufficient if the debate should go on; give your reason and confidence."
+        "{material}\n\nDebate so far:\n{history}\n\nTask: you are an extremely cautious, "
+        "rigorous final judge moderating this debate on whether the article is authentic "
+        "(Pro argues it is real, Con that it is fake). Your only task is to decide whether "
+        "the evidence presented so far is enough for a final ruling. Each exchange counts "
+        "as a round; let the debate run as many rounds as it needs, up to {max_rounds}. "
+        "Answer with one letter: R if the news is real, F if it is fake, I if the debate "
+        "should continue. Answer R or F only if you are quite confident."
     ),
-    output=JudgeDecision,
+    output=JudgeRuling,
+    trusted=("max_rounds",),
 )
 
-FINAL_JUDGE = Step(
-    name="zofia.final_judge",
+FORCED_JUDGE = Step(
+    name="zofia.forced_judge",
     instruction=PANEL,
     template=(
-        "{material}\n\nDebate so far:\n{history}\n\nTask: you are the judge and must decide "
-        "now. Weigh everything above and answer Real or Fake, with your reason and "
-        "confidence."
+        "{material}\n\nTask: you are an extremely cautious, rigorous judge of whether this "
+        "news article is authentic. Weigh all the material and decide now, with one "
+        "letter: R if the news is real, F if it is fake."
     ),
-    output=FinalDecision,
+    output=ForcedRuling,
 )
 
 
 # Output tokens per call by step. A weak model can run on inside a JSON string until the
-# limit; these bounds, well above what a good answer needs, keep such a call short.
-# ``max_tokens`` in the method's settings replaces all of them (the paper's Figure 4).
+# limit; these bounds, well above what the paper's length limits need (25 words for a
+# linguist dimension, 100 for the expert), keep such a call short. ``max_tokens`` in the
+# method's settings replaces all of them (the paper's Figure 4).
 BUDGET = {
-    "zofia.linguist": 256,
+    "zofia.linguist": 128,
     "zofia.domain": 96,
-    "zofia.expert": 384,
+    "zofia.expert": 320,
     "zofia.extract_claims": 320,
     "zofia.verify_claim": 320,
-    "zofia.debater": 320,
-    "zofia.judge": 256,
-    "zofia.final_judge": 256,
+    "zofia.debater": 384,
+    "zofia.judge": 16,
+    "zofia.forced_judge": 16,
     "zofia.llm_ner": 128,
+    "zofia.promptner": 384,
 }

@@ -1,4 +1,4 @@
-"""ZoFia's claim verification (section 4.3): claims checked against web passages only.
+"""ZoFia's claim verification (section 4.1.3): claims checked against web passages only.
 
 Each claim (eq. 8: one core claim and its sub-claims) sees only the chunks of the web
 results whose cosine similarity with it is at least ``theta`` among its top ``k`` (eq. 9).
@@ -22,6 +22,7 @@ from verity.errors import ModelOutputError
 from verity.llm.base import GenParams
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
+from verity.llm.step import Delimited, data_block
 from verity.methods.zofia.agents import VERIFY
 from verity.nlp.embed import Encoder
 from verity.nlp.text import chunk_text
@@ -116,7 +117,12 @@ def verify_claims(
         result.chunks = [(chunks[i], s) for i, s in select_chunks(vec, chunk_vecs, k, theta)]
         if result.chunks:
             shown = [c.text for c, _ in result.chunks]
-            numbered = "\n".join(f"[{i}] {t}" for i, t in enumerate(shown, start=1))
+            numbered = Delimited(
+                "\n".join(
+                    f"[{i}] " + data_block("passage", c.text, url=c.evidence.url)
+                    for i, (c, _) in enumerate(result.chunks, start=1)
+                )
+            )
             result.called = True
             try:
                 answer = VERIFY.run(model, log=log, params=params, claim=text, passages=numbered)

@@ -1,14 +1,18 @@
-"""ZoFia's debate and judgment (section 4.4, Algorithm 1).
+"""ZoFia's debate and judgment (section 4.2, Algorithm 1, prompts after B.5 and B.6).
 
-A pro debater (the article is real) and a con debater (it is fake) argue over the whole
-evidence pool. Pro speaks first; each turn rebuts the opponent's last argument and adds a
-new one. After every exchange the judge reads the history and answers Real, Fake or
-Insufficient; Real or Fake ends the debate. At the round limit the judge must choose
-between Real and Fake, so a verdict always comes out.
+A pro debater (the news is real) and a con debater (it is fake) argue over the whole
+evidence pool. Pro speaks first; each later turn rebuts the opponent's last argument in
+one paragraph and adds new evidence, each piece naming the material it comes from. After
+every exchange the cautious judge answers R (real), F (fake) or I (go on). The debate ends
+at the first R or F; after ``max_rounds`` exchanges (B.6: 5) still at I, the outcome is
+Insufficient, which the method reports as NOT_ENOUGH_INFO and the metrics count as wrong,
+as the paper does. The judge answers with a letter only (B.6), so no ruling carries a
+confidence.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,32 +20,57 @@ from verity.errors import ModelOutputError
 from verity.llm.base import GenParams
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
-from verity.methods.zofia.agents import BUDGET, DEBATER, FINAL_JUDGE, JUDGE
+from verity.methods.zofia.agents import BUDGET, DEBATER, FORCED_JUDGE, JUDGE
 
-NO_ARGUMENT = "(no valid argument)"
+# Appendix B.6: at most 5 rounds; the judge still answering I after them ends the
+# debate with an insufficient-evidence decision.
+MAX_ROUNDS = 5
 
 SIDES = {"pro": "real", "con": "fake"}
+RULINGS = {"R": "Real", "F": "Fake", "I": "Insufficient"}
 
 
 @dataclass(frozen=True)
 class Turn:
-    """One debater's turn."""
+    """One debater's turn: the rebuttal and the new points, kept apart for the report."""
 
     round: int
     side: str
     rebuttal: str
-    argument: str
+    points: tuple[dict[str, str], ...]
+    failed: bool = False
+
+    def argument(self) -> str:
+        """The new points as one line each: evidence (material): reason."""
+        if self.failed:
+            return "(no valid argument)"
+        return " ".join(
+            f"- {p['evidence']} (from {p['source']}): {p['reason']}" for p in self.points
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The turn as plain data."""
+        return {
+            "round": self.round,
+            "side": self.side,
+            "rebuttal": self.rebuttal,
+            "points": [dict(p) for p in self.points],
+            "failed": self.failed,
+        }
 
 
 @dataclass(frozen=True)
 class Ruling:
-    """The judge's answer after one exchange."""
+    """The judge's answer after one exchange.
+
+    ``forced``: the judge had to choose Real or Fake (the ablation without debate).
+    ``defaulted``: the judge gave no valid answer and the debate went on as if it said I.
+    """
 
     round: int
     decision: str
-    reason: str
-    confidence: float
-    forced: bool
+    forced: bool = False
+    defaulted: bool = False
 
 
 @dataclass
@@ -51,6 +80,7 @@ class Debate:
     max_rounds: int
     turns: list[Turn] = field(default_factory=list)
     rulings: list[Ruling] = field(default_factory=list)
+    left_out: int = 0  # most earlier turns ever left out of a prompt to fit the context
 
     @property
     def final(self) -> Ruling:
@@ -62,16 +92,22 @@ class Debate:
         """True when the judge decided before the round limit."""
         return self.final.round < self.max_rounds
 
-    def history(self) -> str:
-        """The turns as the debaters and the judge read them."""
+    def history(self, fits: Callable[[str], bool] | None = None) -> str:
+        """The turns as the debaters and the judge read them.
+
+        With ``fits``, the oldest turns are left out (and said to be) until the text fits.
+        """
         if not self.turns:
             return "(no arguments yet)"
-        lines = []
-        for t in self.turns:
-            who = f"Round {t.round}, {t.side} (argues {SIDES[t.side]})"
-            rebuttal = f" Rebuttal: {t.rebuttal}" if t.rebuttal.strip() else ""
-            lines.append(f"{who}:{rebuttal} Argument: {t.argument}")
-        return "\n".join(lines)
+        lines = [_line(t) for t in self.turns]
+        start = 0
+        while fits is not None and start < len(lines) - 1:
+            shown = _elided(start) + "\n".join(lines[start:])
+            if fits(shown):
+                break
+            start += 1
+        self.left_out = max(self.left_out, start)
+        return _elided(start) + "\n".join(lines[start:])
 
     def to_trace(self) -> dict[str, Any]:
         """The record kept in the verdict's trace."""
@@ -79,21 +115,31 @@ class Debate:
             "max_rounds": self.max_rounds,
             "rounds": self.final.round,
             "ended_early": self.ended_early,
-            "turns": [t.__dict__ for t in self.turns],
+            "outcome": self.final.decision,
+            "turns_left_out_of_prompts": self.left_out,
+            "turns": [t.to_dict() for t in self.turns],
             "rulings": [r.__dict__ for r in self.rulings],
         }
+
+
+def _line(t: Turn) -> str:
+    who = f"Round {t.round}, {t.side} (argues {SIDES[t.side]})"
+    rebuttal = f" Rebuttal: {t.rebuttal}" if t.rebuttal.strip() else ""
+    return f"{who}:{rebuttal} Evidence: {t.argument()}"
+
+
+def _elided(start: int) -> str:
+    return f"({start} earlier turns left out for length)\n" if start else ""
 
 
 def _turn_instruction(debate: Debate, side: str) -> str:
     opponent = [t for t in debate.turns if t.side != side]
     if not opponent:
-        return (
-            "Give your opening argument; there is nothing to rebut yet, so leave the "
-            "rebuttal empty."
-        )
+        return "Open the debate: there is nothing to rebut yet, so leave the rebuttal empty."
     return (
-        f'First rebut your opponent\'s last argument ("{opponent[-1].argument}"), '
-        "then add one new argument."
+        "First rebut, in one paragraph, the evidence and reasons of your opponent's last "
+        "turn (the last turn of the other side above); then give the most valuable new "
+        "evidence."
     )
 
 
@@ -111,12 +157,14 @@ def run_debate(
     max_tokens: int | None,
     log: CallLog,
     failures: list[dict[str, str]],
+    fits: Callable[[str], bool] | None = None,
 ) -> Debate:
-    """Algorithm 1: exchanges until the judge decides, forced at ``max_rounds``.
+    """Algorithm 1: exchanges until the judge rules R or F, at most ``max_rounds``.
 
     A debater or an intermediate ruling that fails validation is recorded in ``failures``
-    and the debate goes on (an empty turn, an Insufficient ruling); only the forced final
-    ruling must succeed, since without it there is no verdict.
+    and the debate goes on (an empty turn; a ruling defaulted to I). The ruling after the
+    last round must succeed: without it there is no verdict. ``fits`` tells whether a
+    history text still fits the prompts (see `Debate.history`).
     """
     debate = Debate(max_rounds=max_rounds)
     for round_ in range(1, max_rounds + 1):
@@ -127,58 +175,46 @@ def run_debate(
                     log=log,
                     params=_params(model, DEBATER.name, max_tokens),
                     material=material,
-                    history=debate.history(),
+                    history=debate.history(fits),
                     side=SIDES[side],
                     turn=_turn_instruction(debate, side),
                 )
-                turn = Turn(round_, side, said.rebuttal, said.argument)
+                points = tuple(p.model_dump() for p in said.points)
+                turn = Turn(round_, side, said.rebuttal, points)
             except ModelOutputError as exc:
                 failures.append({"agent": f"debater {side}, round {round_}", "error": str(exc)})
-                turn = Turn(round_, side, "", NO_ARGUMENT)
+                turn = Turn(round_, side, "", (), failed=True)
             debate.turns.append(turn)
-        if round_ == max_rounds:
-            debate.rulings.append(
-                _final(material, debate.history(), judge, max_tokens, log, round_)
-            )
-            break
+        last = round_ == max_rounds
         try:
-            ruling = JUDGE.run(
+            said_ruling = JUDGE.run(
                 judge,
                 log=log,
                 params=_params(judge, JUDGE.name, max_tokens),
                 material=material,
-                history=debate.history(),
+                history=debate.history(fits),
+                max_rounds=str(max_rounds),
             )
-            said_ruling = Ruling(round_, ruling.decision, ruling.reason, ruling.confidence, False)
+            ruling = Ruling(round_, RULINGS[said_ruling.ruling])
         except ModelOutputError as exc:
+            if last:
+                raise
             failures.append({"agent": f"judge, round {round_}", "error": str(exc)})
-            said_ruling = Ruling(round_, "Insufficient", "(no valid ruling)", 0.0, False)
-        debate.rulings.append(said_ruling)
-        if said_ruling.decision != "Insufficient":
+            ruling = Ruling(round_, "Insufficient", defaulted=True)
+        debate.rulings.append(ruling)
+        if ruling.decision != "Insufficient":
             break
     return debate
-
-
-def _final(
-    material: str,
-    history: str,
-    judge: ModelClient,
-    max_tokens: int | None,
-    log: CallLog,
-    round_: int = 0,
-) -> Ruling:
-    final = FINAL_JUDGE.run(
-        judge,
-        log=log,
-        params=_params(judge, FINAL_JUDGE.name, max_tokens),
-        material=material,
-        history=history,
-    )
-    return Ruling(round_, final.decision, final.reason, final.confidence, forced=True)
 
 
 def judge_without_debate(
     material: str, *, judge: ModelClient, max_tokens: int | None, log: CallLog
 ) -> Ruling:
-    """The ablation without debate: the judge decides at once from the pool."""
-    return _final(material, "(no debate held)", judge, max_tokens, log)
+    """The ablation without debate (Table 2): the judge must decide at once from the pool."""
+    said = FORCED_JUDGE.run(
+        judge,
+        log=log,
+        params=_params(judge, FORCED_JUDGE.name, max_tokens),
+        material=material,
+    )
+    return Ruling(0, RULINGS[said.ruling], forced=True)

@@ -7,21 +7,25 @@
 
 Four steps, each a pure function here so it can be checked by hand:
 
-1. Entity units (eq. 2: `merge_units`, `group_units`, `threshold_units`). spaCy's NER runs
-   per sentence; consecutive entity tokens (B or I, adjacent, whatever their labels) form one
-   unit, whose confidence is the mean of its tokens' confidences. Occurrences with the same
-   case-folded text are one unit: it keeps the first occurrence's text, and its confidence
-   is the mean over all tokens of all its occurrences. Units without a letter ("2016",
-   "$5") are dropped: a bare number makes a poor search query. A dynamic threshold starts at
-   ``lambda_init`` and falls by ``delta`` until ``n_min`` units pass or it reaches 0, where
-   every unit passes.
+1. Entity units (section 3.1, eq. 2; appendix A.1, Algorithm 2: `merge_units`,
+   `group_units`, `threshold_units`). spaCy's NER runs per sentence. Only the entity types
+   of the CoNLL-2003 tagger the paper uses count (persons, organisations, places and the
+   miscellaneous names: `CONLL_LABELS`); dates, amounts, numbers and times never become
+   units. Consecutive entity tokens (adjacent, whatever their labels) form one unit, whose
+   confidence is the mean of its tokens' confidences. Occurrences with the same case-folded
+   text are one unit: it keeps the first occurrence's text, and its confidence is the mean
+   over all tokens of all its occurrences. Units without a letter are dropped. The dynamic
+   threshold starts at ``lambda_init`` and falls by ``delta`` until ``n_min`` units pass
+   (Algorithm 2: one, a non-empty set) or the next step would go below ``tau_floor``.
 2. Hierarchical saliency (eq. 3: `hierarchical_saliency`): HS(u) = cos(e_u, e_ctx) *
    cos(e_ctx, e_doc), the context being the unit's sentence with its neighbours
    (`local_context`) and the document the whole article. A unit seen in several sentences
    is scored, and reported, at its most salient occurrence.
-3. SC-MMR (eq. 4a, 4b, 5: `sc_mmr`): maximal marginal relevance whose relevance weight
-   lambda_k anneals with the pick index k, with a stop rule that ends the selection when the
-   next best score is not above ``gamma`` times the last accepted one.
+3. SC-MMR (section 3.3, eq. 4a, 4b, 5; appendix A.2, Algorithm 3: `sc_mmr`): the most
+   salient unit is the seed; then maximal marginal relevance whose relevance weight
+   lambda_k anneals with k, the number of units already chosen, until the best score is at
+   most ``gamma`` times the last accepted one (1.0 before the second pick).
+   `sc_mmr_relaxed` keeps an earlier reading (the ``mmr-relaxed`` variant).
 4. Sense disambiguation (eq. 7: `disambiguate`): of several descriptions of a mention (e.g.
    the first sentences of Wikipedia summaries), the one that, put in place of the mention,
    changes the meaning of its context least.
@@ -48,8 +52,30 @@ from verity.nlp.ner import EntityRecognizer, TokenScore
 from verity.nlp.text import split_sentences
 
 # Why a selection ended: the article had no entity unit; the gamma rule rejected the next
-# pick; the next pick's score was not positive; max_keywords were chosen; no unit was left.
+# pick; the next pick's score was not positive (relaxed reading only); max_keywords were
+# chosen; no unit was left.
 StopReason = Literal["no entities", "gamma", "non-positive", "max keywords", "no candidates"]
+Schedule = Literal["paper", "relaxed"]
+
+# Section 3.1: the paper's NER is a CoNLL-2003 tagger (dslim/bert-base-NER), which knows
+# persons, organisations, locations and miscellaneous names. These are the spaCy (OntoNotes)
+# types that fall within those four; DATE, TIME, MONEY, PERCENT, QUANTITY, ORDINAL and
+# CARDINAL do not, and would otherwise turn "Friday" or "$2 billion" into search keywords.
+CONLL_LABELS = frozenset(
+    {
+        "PERSON",
+        "ORG",
+        "GPE",
+        "LOC",
+        "NORP",
+        "FAC",
+        "EVENT",
+        "WORK_OF_ART",
+        "LAW",
+        "PRODUCT",
+        "LANGUAGE",
+    }
+)
 
 _ENTITY_TAGS = ("B", "I")
 _LETTER = re.compile(r"[^\W\d_]")  # a letter in any script
@@ -66,31 +92,52 @@ class KeywordParams:
     Saved beside every trace, so a selection can be rerun exactly:
 
         KeywordParams(max_keywords=3).to_dict()["gamma"]   # 0.5
+
+    The defaults are Algorithm 2's and Algorithm 3's (appendix A) with section 5.1's
+    lambda_init, delta and gamma; ``schedule="relaxed"`` with lambda in [0.5, 0.9], a cap
+    of 5 and n_min = 3 is the ``mmr-relaxed`` variant (docs/zofia.md).
     """
 
-    lambda_init: float = 0.8  # first NER confidence threshold
-    delta: float = 0.1  # how far the threshold falls per step
-    n_min: int = 3  # how many units the threshold must let through
-    lambda_min: float = 0.5  # eq. 5: floor of the relevance weight
-    lambda_max: float = 0.9  # eq. 5: ceiling of the relevance weight
-    alpha: float = 0.3  # eq. 5: annealing rate
-    beta: float = 2.5  # eq. 5: annealing offset
-    gamma: float = 0.5  # stop rule: the next score must exceed gamma * the last one
-    max_keywords: int = 5
+    lambda_init: float = 0.8  # section 5.1: first NER confidence threshold
+    delta: float = 0.1  # section 5.1: how far the threshold falls per step
+    n_min: int = 1  # Algorithm 2: lower the threshold until the set is non-empty
+    tau_floor: float = 0.1  # Algorithm 2: the threshold never goes below 0.1
+    lambda_min: float = 0.1  # Algorithm 3 (eq. 5's lambda_min): floor of the weight
+    lambda_max: float = 1.0  # Algorithm 3 (eq. 5's lambda_max): ceiling of the weight
+    alpha: float = 0.3  # section 5.5, Algorithm 3: annealing rate
+    beta: float = 2.5  # section 5.5, Algorithm 3: annealing offset
+    gamma: float = 0.5  # section 5.1: stop when the best score <= gamma * the last one
+    prev_init: float = 1.0  # Algorithm 3: the reference score before the second pick
+    max_keywords: int | None = None  # Algorithm 3 has no cap; the relaxed reading has 5
+    schedule: Schedule = "paper"
 
     def __post_init__(self) -> None:
-        for name in ("lambda_init", "delta", "lambda_min", "lambda_max", "alpha", "beta", "gamma"):
+        for name in (
+            "lambda_init",
+            "delta",
+            "tau_floor",
+            "lambda_min",
+            "lambda_max",
+            "alpha",
+            "beta",
+            "gamma",
+            "prev_init",
+        ):
             value = getattr(self, name)
             if not _is_number(value) or not math.isfinite(value):
                 raise ConfigError(f"{name} must be a finite number, got {value!r}")
         for name in ("n_min", "max_keywords"):
             value = getattr(self, name)
+            if name == "max_keywords" and value is None:
+                continue
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}")
         if not 0.0 <= self.lambda_init <= 1.0:
             raise ConfigError(f"lambda_init must be within [0, 1], got {self.lambda_init}")
         if not 0.0 < self.delta <= 1.0:
             raise ConfigError(f"delta must be within (0, 1], got {self.delta}")
+        if not 0.0 <= self.tau_floor <= self.lambda_init:
+            raise ConfigError(f"need 0 <= tau_floor <= lambda_init, got tau_floor={self.tau_floor}")
         if not 0.0 <= self.lambda_min <= self.lambda_max <= 1.0:
             raise ConfigError(
                 "need 0 <= lambda_min <= lambda_max <= 1, got "
@@ -100,6 +147,8 @@ class KeywordParams:
             raise ConfigError(f"alpha must be 0 or more, got {self.alpha}")
         if not 0.0 <= self.gamma <= 1.0:
             raise ConfigError(f"gamma must be within [0, 1], got {self.gamma}")
+        if self.schedule not in ("paper", "relaxed"):
+            raise ConfigError(f"schedule must be 'paper' or 'relaxed', got {self.schedule!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as a plain dict."""
@@ -162,21 +211,30 @@ class ScoredUnit:
 
 @dataclass(frozen=True, slots=True)
 class MMRPick:
-    """The k-th accepted keyword with the weight and SC-MMR score it was chosen with.
+    """An accepted keyword: ``k`` units were already chosen when it was picked.
 
-    ``k`` starts at 1:
+    The seed (k = 0) is chosen by saliency alone (Algorithm 3), so it has no weight and
+    no MMR score; every later pick has both. ``saliency`` is its hierarchical saliency.
 
-        MMRPick(1, "Paris", 0.789, 0.41)
+        MMRPick(0, "Paris", None, None, 0.48)
+        MMRPick(1, "Louvre", 0.889, 0.52, 0.61)
     """
 
     k: int
     text: str
-    lambda_k: float
-    mmr: float
+    lambda_k: float | None
+    mmr: float | None
+    saliency: float
 
     def to_dict(self) -> dict[str, Any]:
         """The pick as a plain dict, the text under the key ``"unit"``."""
-        return {"k": self.k, "unit": self.text, "lambda_k": self.lambda_k, "mmr": self.mmr}
+        return {
+            "k": self.k,
+            "unit": self.text,
+            "lambda_k": self.lambda_k,
+            "mmr": self.mmr,
+            "saliency": self.saliency,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +242,8 @@ class KeywordSelection:
     """The outcome of stage 1: the scored units, the picks and why picking stopped.
 
     ``rejected_mmr`` is the score of the candidate the stop rule turned down ("gamma" or
-    "non-positive"), else None.
+    "non-positive"), else None; ``below_threshold`` the units (text, confidence) that the
+    threshold of Algorithm 2 kept out.
 
         selection.keywords            # ['The European Central Bank']
         selection.to_trace()["stop"]  # 'gamma'
@@ -196,6 +255,7 @@ class KeywordSelection:
     picks: tuple[MMRPick, ...]
     stop: StopReason
     rejected_mmr: float | None
+    below_threshold: tuple[tuple[str, float], ...] = ()
 
     @property
     def keywords(self) -> list[str]:
@@ -211,17 +271,23 @@ class KeywordSelection:
             "iterations": [pick.to_dict() for pick in self.picks],
             "stop": self.stop,
             "rejected_mmr": self.rejected_mmr,
+            "below_threshold": [
+                {"text": text, "confidence": conf} for text, conf in self.below_threshold
+            ],
         }
 
 
 def merge_units(
-    sentence_tokens: Sequence[Sequence[TokenScore]], sentences: Sequence[str]
+    sentence_tokens: Sequence[Sequence[TokenScore]],
+    sentences: Sequence[str],
+    labels: frozenset[str] | None = CONLL_LABELS,
 ) -> list[EntityUnit]:
     """The entity units of each sentence, one per occurrence, in text order (eq. 2).
 
     Adjacent entity tokens join one unit even across labels; its text is the sentence from
-    the first token's start to the last token's end, its confidence their mean. Units
-    without a letter are dropped.
+    the first token's start to the last token's end, its confidence their mean. Tokens
+    whose label is not in ``labels`` (by default `CONLL_LABELS`) count as outside any
+    entity; units without a letter are dropped.
 
         merge_units([analysis.tokens], ["Barack Obama visited Paris in 2016."])
         # [EntityUnit('Barack Obama', ..., 0, 2), EntityUnit('Paris', ..., 0, 1)]
@@ -233,7 +299,7 @@ def merge_units(
         runs: list[list[TokenScore]] = []
         previous: TokenScore | None = None
         for token in tokens:
-            if token.iob not in _ENTITY_TAGS:
+            if token.iob not in _ENTITY_TAGS or (labels is not None and token.label not in labels):
                 previous = None
                 continue
             if previous is not None and token.index == previous.index + 1:
@@ -244,7 +310,7 @@ def merge_units(
         for run in runs:
             text = sentence[run[0].start_char : run[-1].end_char]
             if not _LETTER.search(text):
-                continue  # "2016", "$5": a bare number makes a poor query
+                continue  # a bare number makes a poor query
             confidence = sum(t.confidence for t in run) / len(run)
             units.append(EntityUnit(text, min(1.0, confidence), i, len(run)))
     return units
@@ -279,31 +345,34 @@ def threshold_units(
 ) -> tuple[list[EntityUnit], float]:
     """The units whose confidence reaches the dynamic threshold, and that threshold.
 
-    The threshold starts at ``lambda_init`` and falls by ``delta`` while fewer than ``n_min``
-    units reach it, down to 0 at the lowest (where every unit passes).
+    Algorithm 2 (appendix A.1): the threshold starts at ``lambda_init`` and falls by
+    ``delta`` while fewer than ``n_min`` units reach it (the paper's loop: while none
+    does), as long as it stays at or above ``tau_floor``. At the floor the units that pass
+    are returned, possibly none.
 
-        threshold_units(units, KeywordParams())   # ([...], 0.7)
+        threshold_units(units, KeywordParams())   # ([...], 0.8)
     """
     threshold = params.lambda_init
     while True:
         kept = [unit for unit in units if unit.confidence >= threshold]
-        if len(kept) >= params.n_min or threshold <= 0.0:
+        # Rounded so that 0.8 - 7 * 0.1 is 0.1 and not 0.09999999999999987, which would
+        # end the loop one step early.
+        lower = round(threshold - params.delta, 10)
+        if len(kept) >= params.n_min or lower < params.tau_floor:
             return kept, threshold
-        # Rounded so that 0.8 - 8 * 0.1 is 0.0 and not 1e-16, which would shut out a unit
-        # scored 0; never below 0, where everything has already passed.
-        threshold = max(0.0, round(threshold - params.delta, 10))
+        threshold = lower
 
 
 def annealed_lambda(k: int, params: KeywordParams) -> float:
-    """The relevance weight of the k-th pick (eq. 5), k = 1 for the first.
+    """The relevance weight when ``k`` units are already chosen (eq. 5, Algorithm 3).
 
     It falls from lambda_max as k grows but never below lambda_min:
 
-        annealed_lambda(1, KeywordParams())   # 0.9 - exp(-2.2) = 0.7892
+        annealed_lambda(1, KeywordParams())   # 1 - exp(0.3 - 2.5) = 0.8892
     """
-    if k < 1:
-        raise BadInputError(f"the pick index k starts at 1, got {k}")
-    # ZoFia eq. 5
+    if k < 0:
+        raise BadInputError(f"k counts the units already chosen, got {k}")
+    # ZoFia eq. 5; Algorithm 3 sets lambda_max = 1.0, lambda_min = 0.1.
     return max(params.lambda_min, params.lambda_max - math.exp(params.alpha * k - params.beta))
 
 
@@ -322,18 +391,10 @@ def hierarchical_saliency(
     return local, global_, local * global_
 
 
-def sc_mmr(
-    saliency: npt.ArrayLike, similarity: npt.ArrayLike, params: KeywordParams
-) -> tuple[list[tuple[int, float, float]], StopReason, float | None]:
-    """Pick units by saliency-constrained MMR (eq. 4a, 4b) with the stop rule.
+Picked = tuple[int, float | None, float | None]
 
-    Returns ``(index, lambda_k, mmr)`` for each accepted pick, why picking stopped, and the
-    score of the candidate the stop rule rejected ("gamma" or "non-positive"; else None).
-    A first pick is held to the positive-score rule too.
 
-        sc_mmr([0.6, 0.5], [[1.0, 0.2], [0.2, 1.0]], KeywordParams())
-        # ([(0, 0.789..., 0.473...), (1, 0.750..., 0.325...)], 'no candidates', None)
-    """
+def _check_scores(saliency: npt.ArrayLike, similarity: npt.ArrayLike) -> tuple[Any, Any]:
     sal = np.asarray(saliency, dtype=np.float64)
     sim = np.asarray(similarity, dtype=np.float64)
     if sal.ndim != 1 or sim.shape != (sal.size, sal.size):
@@ -342,30 +403,90 @@ def sc_mmr(
         )
     if not (np.isfinite(sal).all() and np.isfinite(sim).all()):
         raise BadInputError("saliencies and similarities must be finite")
-    picks: list[tuple[int, float, float]] = []
-    selected: list[int] = []
-    while True:
-        remaining = [i for i in range(sal.size) if i not in selected]
-        if not remaining:
-            return picks, "no candidates", None
-        if len(picks) >= params.max_keywords:
+    return sal, sim
+
+
+def _best(sal: Any, sim: Any, selected: list[int], lam: float) -> tuple[int, float]:
+    """The remaining unit with the highest MMR score (eq. 4a), the earlier one on a tie."""
+    best, best_score = -1, -math.inf
+    for i in range(sal.size):
+        if i in selected:
+            continue
+        redundancy = max(float(sim[i, j]) for j in selected) if selected else 0.0
+        # ZoFia eq. 4a: saliency, less the likeness to the closest unit already chosen.
+        score = lam * float(sal[i]) - (1.0 - lam) * redundancy
+        # Strictly greater, so a tie keeps the unit seen first in the text.
+        if score > best_score:
+            best, best_score = i, score
+    return best, best_score
+
+
+def sc_mmr(
+    saliency: npt.ArrayLike, similarity: npt.ArrayLike, params: KeywordParams
+) -> tuple[list[Picked], StopReason, float | None]:
+    """Pick units by SC-MMR as Algorithm 3 (appendix A.2) writes it.
+
+    Returns ``(index, lambda_k, mmr)`` per accepted pick (None, None for the seed), why
+    picking stopped, and the score the stop rule rejected (else None). With
+    ``params.schedule == "relaxed"`` it runs `sc_mmr_relaxed` instead.
+
+        sc_mmr([0.6, 0.5], [[1.0, 0.2], [0.2, 1.0]], KeywordParams())
+        # ([(0, None, None)], 'gamma', 0.4224...)
+    """
+    sal, sim = _check_scores(saliency, similarity)
+    if params.schedule == "relaxed":
+        return sc_mmr_relaxed(sal, sim, params)
+    if sal.size == 0:
+        return [], "no candidates", None
+    # Algorithm 3: the seed is the most salient unit (the first of equals).
+    seed = int(np.argmax(sal))
+    picks: list[Picked] = [(seed, None, None)]
+    selected = [seed]
+    previous = params.prev_init  # Algorithm 3: MMR*_prev <- 1.0
+    while len(selected) < sal.size:
+        if params.max_keywords is not None and len(picks) >= params.max_keywords:
             return picks, "max keywords", None
-        k = len(picks) + 1
+        k = len(selected)  # Algorithm 3: k <- |U_selected|
         lam = annealed_lambda(k, params)
-        best, best_score = remaining[0], -math.inf
-        for i in remaining:
-            redundancy = max(float(sim[i, j]) for j in selected) if selected else 0.0
-            # ZoFia eq. 4a: saliency, less the likeness to the closest unit already chosen.
-            score = lam * float(sal[i]) - (1.0 - lam) * redundancy
-            # ZoFia eq. 4b: the argmax; strict, so a tie keeps the earlier unit.
-            if score > best_score:
-                best, best_score = i, score
-        if best_score <= 0.0:
-            return picks, "non-positive", best_score
-        if picks and not best_score > params.gamma * picks[-1][2]:
+        best, best_score = _best(sal, sim, selected, lam)
+        # Algorithm 3: stop once the best score is at most gamma times the last accepted.
+        if best_score <= params.gamma * previous:
             return picks, "gamma", best_score
+        previous = best_score
         picks.append((best, lam, best_score))
         selected.append(best)
+    return picks, "no candidates", None
+
+
+def sc_mmr_relaxed(
+    saliency: npt.ArrayLike, similarity: npt.ArrayLike, params: KeywordParams
+) -> tuple[list[Picked], StopReason, float | None]:
+    """An earlier reading of SC-MMR, kept as the ``mmr-relaxed`` variant.
+
+    It differs from Algorithm 3 in four ways: k counts the pick being made (1 for the
+    first), so every weight is one step further along the schedule; the first pick is
+    scored by MMR like the others (lambda_1 * HS, with no redundancy); the gamma rule's
+    first reference is that score rather than 1.0; and a pick must score above 0. With
+    lambda in [0.5, 0.9] and a cap of 5 it keeps more keywords than the paper's schedule
+    when saliencies are small.
+    """
+    sal, sim = _check_scores(saliency, similarity)
+    picks: list[Picked] = []
+    selected: list[int] = []
+    previous: float | None = None
+    while len(selected) < sal.size:
+        if params.max_keywords is not None and len(picks) >= params.max_keywords:
+            return picks, "max keywords", None
+        lam = annealed_lambda(len(picks) + 1, params)
+        best, best_score = _best(sal, sim, selected, lam)
+        if best_score <= 0.0:
+            return picks, "non-positive", best_score
+        if previous is not None and not best_score > params.gamma * previous:
+            return picks, "gamma", best_score
+        previous = best_score
+        picks.append((best, lam, best_score))
+        selected.append(best)
+    return picks, "no candidates", None
 
 
 def local_context(sentences: Sequence[str], i: int) -> str:
@@ -442,17 +563,49 @@ class KeywordSelector:
         sentences = split_sentences(text)
         analyses = self.recognizer.analyse_many(sentences)
         occurrences = merge_units([a.tokens for a in analyses], sentences)
-        units, threshold = threshold_units(group_units(occurrences), self.params)
+        grouped = group_units(occurrences)
+        units, threshold = threshold_units(grouped, self.params)
+        kept = {id(unit) for unit in units}
+        below = tuple((u.text, u.confidence) for u in grouped if id(u) not in kept)
+        return self._choose(units, occurrences, sentences, threshold, below)
+
+    def select_names(self, text: str, names: Sequence[str]) -> KeywordSelection:
+        """Saliency and SC-MMR over entity names found by other means (PromptNER, Table 3).
+
+        Each name counts where it occurs in the text (ignoring case) with confidence 1: a
+        list of names carries no confidences, so the threshold of Algorithm 2 has nothing
+        to act on. Names the text does not contain are left out.
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise BadInputError("cannot select keywords from an empty text")
+        sentences = split_sentences(text)
+        occurrences = [
+            EntityUnit(name, 1.0, i)
+            for name in dict.fromkeys(n.strip() for n in names if n.strip())
+            for i, sentence in enumerate(sentences)
+            if name.casefold() in sentence.casefold()
+        ]
+        return self._choose(group_units(occurrences), occurrences, sentences, 1.0, ())
+
+    def _choose(
+        self,
+        units: list[EntityUnit],
+        occurrences: list[EntityUnit],
+        sentences: list[str],
+        threshold: float,
+        below: tuple[tuple[str, float], ...],
+    ) -> KeywordSelection:
         if not units:
-            return KeywordSelection(self.params, threshold, (), (), "no entities", None)
+            return KeywordSelection(self.params, threshold, (), (), "no entities", None, below)
         scored, vectors = self._score(units, occurrences, sentences)
         similarity = vectors @ vectors.T  # unit-length rows: cosines
         saliency = np.array([unit.hierarchical for unit in scored])
         chosen, stop, rejected = sc_mmr(saliency, similarity, self.params)
         picks = tuple(
-            MMRPick(k, scored[i].text, lam, mmr) for k, (i, lam, mmr) in enumerate(chosen, 1)
+            MMRPick(k, scored[i].text, lam, mmr, scored[i].hierarchical)
+            for k, (i, lam, mmr) in enumerate(chosen)
         )
-        return KeywordSelection(self.params, threshold, tuple(scored), picks, stop, rejected)
+        return KeywordSelection(self.params, threshold, tuple(scored), picks, stop, rejected, below)
 
     def _score(
         self, units: list[EntityUnit], occurrences: list[EntityUnit], sentences: list[str]

@@ -7,22 +7,17 @@ article; the domain expert adds Wikipedia; the debaters and the judge get everyt
 including the other agents' reports.
 
 Blocks always come in the same order so that prompts over one article share their start.
+Every text from outside (the article, each passage, each agent's answer) sits in its own
+data block (`verity.llm.step.data_block`), so one cannot pose as another.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from verity.domain import Article, Evidence
-
-
-def truncate_words(text: str, max_words: int) -> str:
-    """At most ``max_words`` words, marked with `` ...`` when cut."""
-    words = text.split()
-    if len(words) <= max_words:
-        return " ".join(words)
-    return " ".join(words[:max_words]) + " ..."
+from verity.llm.step import Delimited, data_block
 
 
 def clip(text: str, max_chars: int) -> str:
@@ -30,26 +25,42 @@ def clip(text: str, max_chars: int) -> str:
     return text if len(text) <= max_chars else text[:max_chars].rstrip() + " ..."
 
 
-def article_block(article: Article, max_words: int) -> str:
-    """The article with its title and date."""
-    lines = ["News article"]
-    if article.title:
-        lines.append(f"Title: {article.title}")
-    if article.date:
-        lines.append(f"Published: {article.date.isoformat()}")
-    lines.append(f"Text: {truncate_words(article.text, max_words)}")
-    return "\n".join(lines)
+def fit_text(text: str, max_tokens: int | None, count: Callable[[str], int]) -> str:
+    """The longest run of whole words from the start of ``text`` within ``max_tokens``.
+
+    A cut text ends with `` ...``. None means no limit. Binary search over the number of
+    words keeps the tokenizer calls to about log2(words).
+    """
+    words = text.split()
+    whole = " ".join(words)
+    if max_tokens is None or count(whole) <= max_tokens:
+        return whole
+    low, high = 0, len(words)  # low words always fit; high words never do
+    while high - low > 1:
+        mid = (low + high) // 2
+        if count(" ".join(words[:mid]) + " ...") <= max_tokens:
+            low = mid
+        else:
+            high = mid
+    return " ".join(words[:low]) + " ..."
+
+
+def article_block(article: Article, text: str) -> Delimited:
+    """The article (``text``: all of it or the part that fits) with its title and date."""
+    published = article.date.isoformat() if article.date else None
+    block = data_block("article", text, title=article.title, published=published)
+    return Delimited(f"News article:\n{block}")
 
 
 def passages_block(heading: str, tag: str, passages: Sequence[Evidence], max_chars: int) -> str:
-    """Passages numbered with a tag (``W1``, ``S1``), or a line saying there are none."""
+    """Passages numbered with a tag (``W1``, ``S1``), each in its own data block."""
     if not passages:
         return f"{heading}: none found."
     lines = [f"{heading}:"]
     for i, ev in enumerate(passages, start=1):
-        head = ev.title or ev.source
-        lines.append(f"[{tag}{i}] {head}: {clip(ev.text, max_chars)}")
-    return "\n".join(lines)
+        block = data_block("passage", clip(ev.text, max_chars), title=ev.title, url=ev.url)
+        lines.append(f"[{tag}{i}] {block}")
+    return Delimited("\n".join(lines))
 
 
 @dataclass(frozen=True)
@@ -66,11 +77,11 @@ class Material:
 
     def expert(self) -> str:
         """The article and Wikipedia."""
-        return f"{self.article}\n\n{self.wikipedia}"
+        return Delimited(f"{self.article}\n\n{self.wikipedia}")
 
     def pool(self, reports: str) -> str:
         """Everything: the whole evidence pool the debate is held over."""
         parts = [self.article, self.wikipedia, self.web]
         if reports:
             parts.append(reports)
-        return "\n\n".join(parts)
+        return Delimited("\n\n".join(parts))

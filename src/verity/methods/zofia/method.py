@@ -2,21 +2,22 @@
 
     method = load_method("zofia", models=models, sources=[OfflineWiki(), corpus])
     verdict = method.verify(Article(title="...", text="...", date=date(2020, 5, 1)))
-    verdict.label            # Label.REAL or Label.FAKE
+    verdict.label            # Label.REAL, Label.FAKE, or NOT_ENOUGH_INFO (judge undecided)
     verdict.trace.debate     # every turn and ruling
 
-Stage 1 (section 3) picks keywords with SC-MMR over hierarchically salient entities and
-retrieves the web (sources without titled pages: web search providers or a local corpus)
-and Wikipedia (``offline-wiki`` or ``wikipedia``). Stage 2 (section 4) runs the linguist,
-the domain expert and claim verification, then the debate. Every agent runs at
-temperature 0. ``variants`` name the paper's ablations (Table 2) and query-construction
-variants (Table 3), e.g. ``zofia/no-debate``.
+Stage 1 (section 3) picks keywords with SC-MMR (Algorithm 3) over hierarchically salient
+entities (Algorithm 2, eq. 3) and retrieves the web (sources without titled pages: web
+search providers or a local corpus) and Wikipedia (``offline-wiki`` or ``wikipedia``).
+Stage 2 (section 4) runs the linguist, the domain expert and claim verification, then the
+debate (Algorithm 1). Every agent runs at temperature 0 (5.1). ``variants`` name the
+paper's ablations (Table 2), query-construction variants (Table 3) and the documented
+departures, e.g. ``zofia/no-debate``.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
@@ -27,15 +28,25 @@ from verity.llm.base import GenParams
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
 from verity.llm.spec import ModelSet
+from verity.llm.step import Delimited, Step
 from verity.methods.base import MethodConfig
 from verity.methods.zofia import agents
 from verity.methods.zofia.claims import CheckedClaim, verify_claims
-from verity.methods.zofia.debate import Debate, Ruling, judge_without_debate, run_debate
+from verity.methods.zofia.debate import (
+    MAX_ROUNDS,
+    Debate,
+    Ruling,
+    judge_without_debate,
+    run_debate,
+)
 from verity.methods.zofia.keywords import KeywordParams, KeywordSelector, local_context
-from verity.methods.zofia.material import Material, article_block, passages_block
+from verity.methods.zofia.material import Material, article_block, fit_text, passages_block
 from verity.methods.zofia.queries import (
     LLM_NER,
+    PROMPT_NER,
     EntityList,
+    PromptNerAnswer,
+    accepted_names,
     salient_sentence,
     sentence_of,
     tfidf_keywords,
@@ -57,53 +68,96 @@ from verity.sources.base import Source
 
 ROLES = ("linguist", "domain_expert", "claim_extractor", "claim_verifier", "pro", "con", "judge")
 
+# The judge's three answers (Algorithm 1, B.6) as verdict labels. Insufficient after the
+# last round is reported as such; the benchmark metrics count it as wrong, as the paper does.
+LABELS = {"Real": Label.REAL, "Fake": Label.FAKE, "Insufficient": Label.NOT_ENOUGH_INFO}
+
+# Token accounting for fitting prompts into a context window: chat templates add a few
+# tokens per message; the debate task and its wrapping take about PROMPT_TOKENS; MARGIN
+# covers tokenizers that count the rendered template a little differently.
+MESSAGE_TOKENS = 8
+PROMPT_TOKENS = 400
+MARGIN_TOKENS = 64
+# Never cut an article below this, whatever the context: with less there is no article.
+MIN_ARTICLE_TOKENS = 128
+
 
 class ZofiaConfig(MethodConfig):
-    """Settings of ``zofia``; defaults follow the paper where it gives a value."""
+    """Settings of ``zofia``; defaults are the paper's where it gives a value (docs/zofia.md)."""
 
-    keywords: Literal["sc-mmr", "tfidf", "llm-ner", "sentence", "core-claim"] = "sc-mmr"
+    keywords: Literal["sc-mmr", "tfidf", "llm-ner", "promptner", "sentence", "core-claim"] = (
+        "sc-mmr"
+    )
     composition: Literal["and", "or"] = "and"
-    lambda_init: float = 0.8
-    delta: float = 0.1
-    n_min: int = Field(default=3, ge=1)
-    lambda_min: float = 0.5
-    lambda_max: float = 0.9
-    alpha: float = 0.3
-    beta: float = 2.5
-    gamma: float = 0.5
-    max_keywords: int = Field(default=5, ge=1)
+    lambda_init: float = 0.8  # 5.1
+    delta: float = 0.1  # 5.1
+    n_min: int = Field(default=1, ge=1)  # Algorithm 2: until the set is non-empty
+    tau_floor: float = 0.1  # Algorithm 2
+    lambda_min: float = 0.1  # Algorithm 3
+    lambda_max: float = 1.0  # Algorithm 3
+    alpha: float = 0.3  # 5.5, Algorithm 3
+    beta: float = 2.5  # 5.5, Algorithm 3
+    gamma: float = 0.5  # 5.1
+    prev_init: float = 1.0  # Algorithm 3
+    max_keywords: int | None = Field(default=None, ge=1, description="None: no cap (Alg. 3)")
+    mmr: Literal["paper", "relaxed"] = "paper"
+    variant_terms: int = Field(default=5, ge=1, description="terms for q-tfidf, q-llm-ner")
     web: bool = True
     wikipedia: bool = True
-    web_results: int = Field(default=10, ge=1, description="web results kept")
+    web_results: int = Field(default=10, ge=1, description="web results kept (5.1)")
     exclude_domains: tuple[str, ...] = DEFAULT_EXCLUDED
-    wiki_candidates: int = Field(default=5, ge=1, description="senses scored per keyword")
-    wiki_sentences: int = Field(default=3, ge=1)
+    wiki_candidates: int = Field(default=10, ge=1, description="hits searched for senses")
+    wiki_sentences: int = Field(default=3, ge=1, description="summary sentences kept (5.1)")
     linguist: bool = True
     expert: bool = True
     claim_verification: bool = True
     debate: bool = True
-    max_sub_claims: int = Field(default=3, ge=0)
     top_k: int = Field(default=5, ge=1, description="chunks per claim (eq. 9)")
-    theta_sim: float = Field(default=0.1, ge=-1.0, le=1.0)
+    theta_sim: float = Field(default=0.1, ge=-1.0, le=1.0, description="eq. 9, 5.1")
     chunk_words: int = Field(default=80, ge=10)
-    max_rounds: int = Field(default=3, ge=1)
-    max_article_words: int = Field(default=400, ge=20, description="article words shown")
-    max_chars: int = Field(default=300, ge=50, description="characters per passage shown")
+    max_rounds: int = Field(default=MAX_ROUNDS, ge=1, description="B.6: 5")
+    context_tokens: int | None = Field(
+        default=None, ge=512, description="the model's context window, if the model cannot say"
+    )
+    max_chars: int = Field(default=600, ge=50, description="characters per passage shown")
     max_tokens: int | None = Field(default=None, ge=1, description="output tokens per call")
 
     def keyword_params(self) -> KeywordParams:
-        """The SC-MMR parameters."""
+        """The parameters of Algorithms 2 and 3."""
         return KeywordParams(
             lambda_init=self.lambda_init,
             delta=self.delta,
             n_min=self.n_min,
+            tau_floor=self.tau_floor,
             lambda_min=self.lambda_min,
             lambda_max=self.lambda_max,
             alpha=self.alpha,
             beta=self.beta,
             gamma=self.gamma,
+            prev_init=self.prev_init,
             max_keywords=self.max_keywords,
+            schedule=self.mmr,
         )
+
+
+# The reading of SC-MMR verity used before following Algorithm 3 to the letter: the
+# weight in [0.5, 0.9] one step further along, a first pick scored by MMR, at most 5
+# keywords, and a threshold that needs 3 units and may fall to 0 (docs/zofia.md).
+RELAXED_MMR = {
+    "mmr": "relaxed",
+    "lambda_min": 0.5,
+    "lambda_max": 0.9,
+    "max_keywords": 5,
+    "n_min": 3,
+    "tau_floor": 0.0,
+}
+
+NO_WEB_WARNING = (
+    "zofia: no web source is configured, so the web quadrant is empty: this is the paper's "
+    "'w/o Open Web retrieval' ablation (Table 2, its largest drop), not ZoFia. Add a web "
+    "search provider (--source brave, --source searxng, ...) or a local corpus "
+    "(--source corpus:NAME)."
+)
 
 
 class ZofiaMethod:
@@ -125,6 +179,8 @@ class ZofiaMethod:
         "q-sentence": {"keywords": "sentence"},
         "q-core-claim": {"keywords": "core-claim"},
         "q-or": {"composition": "or"},
+        "q-promptner": {"keywords": "promptner"},
+        "mmr-relaxed": RELAXED_MMR,
     }
 
     def __init__(self, *, models: ModelSet, sources: Sequence[Source] = (), **config: Any) -> None:
@@ -145,6 +201,11 @@ class ZofiaMethod:
             "sources": [s.to_dict() for s in self.sources],
         }
 
+    def warnings(self) -> list[str]:
+        """What makes a run of this configuration differ from the paper's ZoFia."""
+        web = [s for s in self.sources if not is_wikipedia(s)]
+        return [NO_WEB_WARNING] if self.config.web and not web else []
+
     def _encoder(self) -> Encoder:
         if self.encoder is None:
             self.encoder = default_encoder()
@@ -164,7 +225,7 @@ class ZofiaMethod:
     def verify(
         self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
     ) -> Verdict:
-        """Classify a news article as REAL or FAKE.
+        """Classify a news article as REAL or FAKE (NOT_ENOUGH_INFO if the judge never rules).
 
         ``evidence``, when given, is used as the web quadrant instead of searching.
         """
@@ -177,7 +238,10 @@ class ZofiaMethod:
         sentences = split_sentences(article.text)
         if not sentences:
             raise BadInputError("the article has no text to analyse")
-        block = article_block(article, cfg.max_article_words)
+        text = " ".join(sentences)
+        tokens, exact = self.agents["linguist"].count_tokens(text)
+        read_text, read_tokens = self._reading(article, text)
+        block = article_block(article, read_text)
         extracted = None
         if cfg.keywords == "core-claim" or cfg.claim_verification:
             extracted = self._extract(block, log, failures)
@@ -187,17 +251,28 @@ class ZofiaMethod:
         web, wiki = self._retrieve(article, terms, contexts, mode, evidence, log)
         web_passages = web.results if web else []
         wiki_passages = [s.chosen for s in wiki if s.chosen is not None]
-        material = Material(
-            article=block,
-            wikipedia=passages_block("Wikipedia background", "W", wiki_passages, cfg.max_chars),
-            web=passages_block("Web search results", "S", web_passages, cfg.max_chars),
-        )
+        wikipedia = passages_block("Wikipedia background", "W", wiki_passages, cfg.max_chars)
+        web_block = passages_block("Web search results", "S", web_passages, cfg.max_chars)
+        material = Material(article=block, wikipedia=wikipedia, web=web_block)
         linguist = self._linguist(material, log, failures) if cfg.linguist else {}
-        expert = self._expert(material, log, failures) if cfg.expert else None
+        expert, expert_tokens = None, None
+        if cfg.expert:
+            expert_text, expert_tokens = self._fit(
+                article,
+                text,
+                "domain_expert",
+                agents.EXPERT,
+                f"\n\n{wikipedia}",
+                role="x",
+                domain="x",
+            )
+            expert_material = Material(article_block(article, expert_text), wikipedia, web_block)
+            expert = self._expert(expert_material, log, failures)
         checked: list[CheckedClaim] = []
         if cfg.claim_verification and extracted is not None:
             checked = self._check(extracted, web_passages, log, failures)
-        pool = material.pool(reports_block(linguist, expert, checked, cfg.max_chars))
+        reports = reports_block(linguist, expert, checked, cfg.max_chars)
+        pool = self._debate_pool(article, text, material, reports)
         debate: Debate | None = None
         if cfg.debate:
             debate = run_debate(
@@ -209,6 +284,7 @@ class ZofiaMethod:
                 max_tokens=cfg.max_tokens,
                 log=log,
                 failures=failures,
+                fits=self._history_fits(pool),
             )
             final: Ruling = debate.final
         else:
@@ -223,6 +299,17 @@ class ZofiaMethod:
         }
         matrix["empty"] = [q for q in ("wikipedia", "web") if not matrix[q]]
         fields: dict[str, Any] = {
+            "warnings": self.warnings() if evidence is None else [],
+            "article": {
+                "tokens": tokens,
+                "counted_by": "the model's tokenizer"
+                if exact
+                else "estimate, 4 characters a token",
+                "context_tokens": self._context("linguist"),
+                "shown_tokens": read_tokens,
+                "expert_shown_tokens": expert_tokens,
+                "cut": read_tokens < tokens,
+            },
             "keywords": keywords_trace,
             "information_matrix": matrix,
             "web": web.to_trace() if web else None,
@@ -236,15 +323,100 @@ class ZofiaMethod:
         }
         fields["markdown"] = markdown(article, fields)
         return Verdict(
-            label=Label.REAL if final.decision == "Real" else Label.FAKE,
-            confidence=final.confidence,
-            explanation=final.reason,
+            label=LABELS[final.decision],
+            # The judge answers with a letter only (B.6): there is no confidence to report.
+            confidence=None,
+            explanation=explain(final, debate),
             evidence=(*wiki_passages, *web_passages),
             usage=log.usage(),
             trace=log.trace(**fields),
             method=self.name,
             subject=article,
         )
+
+    def _context(self, role: str) -> int | None:
+        """The context window of the role's model: the setting, else what the model says."""
+        return self.config.context_tokens or self.agents[role].context_tokens()
+
+    def _budget(self, step: str) -> int:
+        return self.config.max_tokens or agents.BUDGET[step]
+
+    def _fit(
+        self, article: Article, text: str, agent: str, step: Step[Any], after: str, **inputs: Any
+    ) -> tuple[str, int]:
+        """The longest start of ``text`` for which ``step``'s prompt and answer fit.
+
+        The context is that of the ``agent`` role's model; the result is the text and its length
+        in tokens (the whole text if the context is unknown). ``after`` is the material
+        that follows the article in the prompt.
+        """
+        model = self.agents[agent]
+        context = self._context(agent)
+
+        def count(t: str) -> int:
+            return model.count_tokens(t)[0]
+
+        if context is None:
+            return text, count(text)
+        shell = step.messages(material=Delimited(f"{article_block(article, '')}{after}"), **inputs)
+        overhead = sum(count(m.content) + MESSAGE_TOKENS for m in shell)
+        room = context - overhead - self._budget(step.name) - MARGIN_TOKENS
+        shown = fit_text(text, max(room, MIN_ARTICLE_TOKENS), count)
+        return shown, count(shown)
+
+    def _reading(self, article: Article, text: str) -> tuple[str, int]:
+        """The article for the linguist and the agents that read it before retrieval.
+
+        It is what fits the tightest of their prompts.
+        """
+        fits = [
+            self._fit(
+                article,
+                text,
+                "linguist",
+                agents.LINGUIST,
+                "",
+                features=agents.DIMENSION_LIST,
+                dimension="information",
+            ),
+            self._fit(article, text, "claim_extractor", agents.EXTRACT, ""),
+        ]
+        if self.config.keywords == "promptner":
+            fits.append(self._fit(article, text, "claim_extractor", PROMPT_NER, ""))
+        return min(fits, key=lambda fit: fit[1])
+
+    def _debate_pool(self, article: Article, text: str, material: Material, reports: str) -> str:
+        """The evidence pool, its article cut if the debate prompts need it.
+
+        Room is kept for the pool, the task, one answer and one full exchange of history;
+        when the history grows past that, its oldest turns are left out
+        (`Debate.history`).
+        """
+        pool = material.pool(reports)
+        context = self._context("pro")
+        if context is None:
+            return pool
+        model = self.agents["pro"]
+        answer = self._budget("zofia.debater")
+        room = context - 3 * answer - PROMPT_TOKENS - MARGIN_TOKENS
+        if model.count_tokens(pool)[0] <= room:
+            return pool
+        rest = Material(article_block(article, ""), material.wikipedia, material.web).pool(reports)
+        left = room - model.count_tokens(rest)[0]
+        shown = fit_text(text, max(left, MIN_ARTICLE_TOKENS), lambda t: model.count_tokens(t)[0])
+        return Material(article_block(article, shown), material.wikipedia, material.web).pool(
+            reports
+        )
+
+    def _history_fits(self, pool: str) -> Callable[[str], bool] | None:
+        """Whether a debate history still fits beside ``pool`` in the debaters' context."""
+        context = self._context("pro")
+        if context is None:
+            return None
+        model = self.agents["pro"]
+        used = model.count_tokens(pool)[0] + PROMPT_TOKENS + self._budget("zofia.debater")
+        room = context - used - MARGIN_TOKENS
+        return lambda history: model.count_tokens(history)[0] <= room
 
     def _query(
         self,
@@ -273,8 +445,31 @@ class ZofiaMethod:
                 text = extracted.core_claim
             record = {"construction": cfg.keywords, "terms": [text]}
             return [text], [text], record, "text"
+        if cfg.keywords == "promptner":
+            try:
+                answer = PROMPT_NER.run(
+                    self.agents["claim_extractor"],
+                    log=log,
+                    params=self._gen("claim_extractor", PROMPT_NER.name),
+                    material=block,
+                )
+            except ModelOutputError as exc:
+                failures.append({"agent": "promptner", "error": str(exc)})
+                answer = PromptNerAnswer(candidates=[])
+            names = accepted_names(answer)
+            selector = KeywordSelector(self.recognizer, self._encoder(), self.params)
+            chosen = selector.select_names(" ".join(sentences), names)
+            by_text = {u.text: u.context for u in chosen.units}
+            terms = chosen.keywords
+            record = {
+                "construction": "promptner",
+                "candidates": [c.model_dump() for c in answer.candidates],
+                **chosen.to_trace(),
+                "terms": terms,
+            }
+            return terms, [by_text[t] for t in terms], record, cfg.composition
         if cfg.keywords == "tfidf":
-            terms = tfidf_keywords(sentences, cfg.max_keywords)
+            terms = tfidf_keywords(sentences, cfg.variant_terms)
         else:
             try:
                 listed = LLM_NER.run(
@@ -282,13 +477,13 @@ class ZofiaMethod:
                     log=log,
                     params=self._gen("claim_extractor", LLM_NER.name),
                     material=block,
-                    n=cfg.max_keywords,
+                    n=cfg.variant_terms,
                 )
             except ModelOutputError as exc:
                 failures.append({"agent": "llm-ner", "error": str(exc)})
                 listed = EntityList(entities=[])
             terms = list(dict.fromkeys(e.strip() for e in listed.entities if e.strip()))
-            terms = terms[: cfg.max_keywords]
+            terms = terms[: cfg.variant_terms]
         contexts = [local_context(sentences, sentence_of(t, sentences)) for t in terms]
         return terms, contexts, {"construction": cfg.keywords, "terms": terms}, cfg.composition
 
@@ -338,14 +533,16 @@ class ZofiaMethod:
         self, material: Material, log: CallLog, failures: list[dict[str, str]]
     ) -> dict[str, agents.DimensionJudgement]:
         judged: dict[str, agents.DimensionJudgement] = {}
-        for name, question in agents.DIMENSIONS.items():
+        # 4.1.1: each dimension in its own session, the whole feature list in each (B.1).
+        for name, feature in agents.DIMENSIONS.items():
             try:
                 judged[name] = agents.LINGUIST.run(
                     self.agents["linguist"],
                     log=log,
                     params=self._gen("linguist", agents.LINGUIST.name),
                     material=material.linguist(),
-                    dimension=question,
+                    features=agents.DIMENSION_LIST,
+                    dimension=feature.split(":", 1)[0],
                 )
             except ModelOutputError as exc:
                 failures.append({"agent": f"linguist {name}", "error": str(exc)})
@@ -384,7 +581,6 @@ class ZofiaMethod:
                 log=log,
                 params=self._gen("claim_extractor", agents.EXTRACT.name),
                 material=block,
-                n=self.config.max_sub_claims,
             )
         except ModelOutputError as exc:
             failures.append({"agent": "claim extractor", "error": str(exc)})
@@ -397,7 +593,7 @@ class ZofiaMethod:
         log: CallLog,
         failures: list[dict[str, str]],
     ) -> list[CheckedClaim]:
-        subs = [s for s in extracted.sub_claims if s.strip()][: self.config.max_sub_claims]
+        subs = [s for s in extracted.sub_claims if s.strip()]
         claims = [(extracted.core_claim, "core"), *((s, "sub") for s in subs)]
         return verify_claims(
             claims,
@@ -411,3 +607,19 @@ class ZofiaMethod:
             log=log,
             failures=failures,
         )
+
+
+def explain(final: Ruling, debate: Debate | None) -> str:
+    """The verdict's explanation, built from the debate: the judge gives only a letter."""
+    if debate is None:
+        return f"Without a debate, the judge ruled the news {final.decision.lower()}."
+    rounds = f"{final.round} round{'s' if final.round != 1 else ''}"
+    if final.decision == "Insufficient":
+        return (
+            f"After {rounds} the judge still found the evidence insufficient for a ruling, "
+            "so the debate ended without one."
+        )
+    side = "pro" if final.decision == "Real" else "con"
+    last = [t for t in debate.turns if t.side == side and not t.failed]
+    said = f" The {side} side's last evidence: {last[-1].argument()}" if last else ""
+    return f"The judge ruled the news {final.decision.lower()} after {rounds}.{said}"

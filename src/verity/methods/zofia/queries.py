@@ -3,6 +3,12 @@
 - ``tfidf``: the article's top terms by TF-IDF, the sentences of the article taken as
   the documents (no outside corpus, so the variant needs nothing the method does not).
 - ``llm-ner``: entities listed by the model instead of spaCy and SC-MMR.
+- ``promptner``: PromptNER (Ashok and Lipton 2023) in place of the NER model only: the
+  model is given definitions of the entity types, lists candidate phrases and says of
+  each whether it is an entity and why; the phrases it accepts then go through
+  hierarchical saliency and SC-MMR like the NER's units. The paper (5.4) says only that
+  these variants "replace the entity acquisition mechanism"; PromptNER is an NER method,
+  so it replaces the NER step, while ``llm-ner`` replaces the whole selection.
 - ``sentence``: the single most salient sentence, the one closest to the whole text.
 - ``core-claim``: the core claim from claim extraction.
 
@@ -15,8 +21,9 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from verity.llm.step import Step
 from verity.methods.zofia.agents import PANEL
@@ -41,6 +48,46 @@ LLM_NER = Step(
     ),
     output=EntityList,
 )
+
+
+class Candidate(BaseModel):
+    """A phrase PromptNER considered, its decision and the reason for it."""
+
+    phrase: str
+    is_entity: bool
+    reason: str
+    type: Literal["person", "organisation", "location", "miscellaneous", "none"]
+
+
+class PromptNerAnswer(BaseModel):
+    """PromptNER's answer: every candidate phrase with a decision."""
+
+    candidates: list[Candidate] = Field(max_length=20)
+
+
+# PromptNER's recipe: definitions of the entity types first, then candidates, each with
+# a true/false decision and an explanation. The types are the CoNLL-2003 ones the paper's
+# NER model knows (section 3.1).
+PROMPT_NER = Step(
+    name="zofia.promptner",
+    instruction=PANEL,
+    template=(
+        "{material}\n\nTask: find the named entities of the article. A named entity is a "
+        "proper name of a person, an organisation (company, agency, party, team), a "
+        "location (country, city, region, landmark) or another specific named thing "
+        "(event, nationality, work, law, product). Dates, times, amounts, numbers and "
+        "common nouns are not named entities. List up to 20 candidate phrases exactly as "
+        "written in the article, the most central first; for each, say whether it is a "
+        "named entity by this definition, why, and its type."
+    ),
+    output=PromptNerAnswer,
+)
+
+
+def accepted_names(answer: PromptNerAnswer) -> list[str]:
+    """The phrases PromptNER accepted as entities, first mention first, without repeats."""
+    names = (c.phrase.strip() for c in answer.candidates if c.is_entity and c.type != "none")
+    return list(dict.fromkeys(n for n in names if n))
 
 
 def _stop_words() -> frozenset[str]:

@@ -1,4 +1,4 @@
-"""ZoFia stage 1, retrieval (paper section 3.3): the web query and Wikipedia senses.
+"""ZoFia stage 1, retrieval (section 3.4): the web query and Wikipedia senses.
 
     web = search_web(sources, ["Obama", "Affordable Care Act"], "and", before=day, log=log)
     sense = wikipedia_sense(wiki_sources, "Obama", context, encoder, log=log)
@@ -10,13 +10,17 @@ the fact-checking sites the datasets were built from are excluded, so the eviden
 be the article itself or its verdict. ``before`` is the publication date: only passages
 from the day before or earlier are kept.
 
-Wikipedia: for each keyword, candidate pages are scored by context-aware disambiguation
-(eq. 7, in `keywords.disambiguate`), and the first three sentences of the chosen page's
-summary are kept.
+Wikipedia: eq. 7 chooses among the senses of a keyword, so the candidates are the pages
+titled by it: the page the title (or Wikipedia's redirect) leads to, and pages titled
+"Keyword (qualifier)". A keyword no page is titled by gets no page; a search hit about
+something else is never a candidate. The candidates are scored by context-aware
+disambiguation (`keywords.disambiguate`) and the first three sentences of the chosen
+page's summary are kept (section 3.4, 5.1).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -29,6 +33,8 @@ from verity.methods.zofia.keywords import disambiguate
 from verity.nlp.embed import Encoder
 from verity.nlp.text import split_sentences
 from verity.sources.base import PageSource, Source
+
+_SPACES = re.compile(r"[\s_]+")
 
 Composition = Literal["and", "or"]
 
@@ -62,7 +68,9 @@ NEWS_DOMAINS = (
     "washingtonpost.com",
     "wsj.com",
 )
-DEFAULT_EXCLUDED = (*NEWS_DOMAINS, "wikipedia.org", *FACT_CHECK_DOMAINS)
+# The fact-checking sites first: a provider that can take only some exclusions in its
+# query (Brave) then leaves out news sites, and every list is still applied to results.
+DEFAULT_EXCLUDED = (*FACT_CHECK_DOMAINS, "wikipedia.org", *NEWS_DOMAINS)
 
 
 def is_wikipedia(source: Source) -> bool:
@@ -100,6 +108,9 @@ class WebSearch:
             "kept": len(self.results),
             "dropped_missing_terms": self.missing_terms,
             "errors": self.errors,
+            "results": [
+                {"title": ev.title, "url": ev.url, "source": ev.source} for ev in self.results
+            ],
         }
 
 
@@ -142,12 +153,13 @@ def search_web(
 
 @dataclass
 class WikiSense:
-    """One keyword's Wikipedia page, chosen among candidates by eq. 7."""
+    """One keyword's Wikipedia page, chosen among its senses by eq. 7."""
 
     keyword: str
     context: str
     candidates: list[str] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
     chosen: Evidence | None = None
 
     def to_trace(self) -> dict[str, Any]:
@@ -157,13 +169,69 @@ class WikiSense:
             "candidates": [
                 {"title": t, "score": s} for t, s in zip(self.candidates, self.scores, strict=True)
             ],
+            "rejected_hits": self.rejected,
             "chosen": self.chosen.title if self.chosen else None,
+            "url": self.chosen.url if self.chosen else None,
+            "text": self.chosen.text if self.chosen else None,
         }
 
 
 def first_sentences(text: str, n: int) -> str:
     """The first ``n`` sentences of a text."""
     return " ".join(split_sentences(text)[:n])
+
+
+def _plain(title: str) -> str:
+    return _SPACES.sub(" ", title).strip().casefold()
+
+
+def names_sense(title: str, keyword: str) -> bool:
+    """True when a page title names the keyword: the same words, or "Keyword (qualifier)".
+
+    Case, underscores and repeated spaces do not matter:
+
+        names_sense("Mercury (planet)", "mercury")   # True
+        names_sense("Mercury Records", "Mercury")    # False
+    """
+    plain, key = _plain(title), _plain(keyword)
+    if not key:
+        return False
+    if plain == key:
+        return True
+    rest = plain.removeprefix(key)
+    return rest != plain and rest.startswith(" (") and rest.endswith(")") and len(rest) > 3
+
+
+def sense_candidates(
+    source: PageSource,
+    keyword: str,
+    k: int,
+    *,
+    before: date | None,
+    log: CallLog,
+) -> tuple[list[Evidence], list[str]]:
+    """The pages of one source that are senses of ``keyword``, and the hits turned away.
+
+    The exact title (or the provider's redirect) comes first, then "Keyword (qualifier)"
+    pages among the source's top ``k`` search hits. A fuzzy title match is not a sense.
+    """
+    pages: list[Evidence] = []
+    try:
+        exact = source.lookup(keyword, fuzzy=False)
+        found = source.search(keyword, k, before=before)
+    except SourceUnavailableError as exc:
+        log.add_retrieval(Retrieval(source=source.name, query=keyword, k=k, error=str(exc)))
+        return [], []
+    log.add_retrieval(Retrieval(source=source.name, query=keyword, k=k, results=tuple(found)))
+    if exact is not None:
+        pages.append(exact)
+    rejected: list[str] = []
+    for hit in found:
+        if names_sense(hit.title, keyword):
+            pages.append(hit)
+        else:
+            rejected.append(hit.title)
+    return pages, rejected
 
 
 def wikipedia_sense(
@@ -177,21 +245,23 @@ def wikipedia_sense(
     before: date | None = None,
     log: CallLog,
 ) -> WikiSense:
-    """Pick the page for ``keyword`` whose description fits its context best (eq. 7)."""
+    """Pick the sense of ``keyword`` whose description fits its context best (eq. 7).
+
+    ``candidates`` is how many search hits per source are looked through for
+    "Keyword (qualifier)" titles.
+    """
     sense = WikiSense(keyword=keyword, context=context)
     pages: list[Evidence] = []
+    seen: set[str] = set()
     for source in sources:
-        try:
-            found = source.search(keyword, candidates, before=before)
-        except SourceUnavailableError as exc:
-            log.add_retrieval(
-                Retrieval(source=source.name, query=keyword, k=candidates, error=str(exc))
-            )
+        if not isinstance(source, PageSource):
             continue
-        log.add_retrieval(
-            Retrieval(source=source.name, query=keyword, k=candidates, results=tuple(found))
-        )
-        pages.extend(found)
+        found, rejected = sense_candidates(source, keyword, candidates, before=before, log=log)
+        sense.rejected.extend(rejected)
+        for page in found:
+            if page.title.casefold() not in seen:
+                seen.add(page.title.casefold())
+                pages.append(page)
     if not pages:
         return sense
     descriptions = [first_sentences(p.text, 1) or p.title for p in pages]
