@@ -91,9 +91,36 @@ def test_sense_titles_by_hand() -> None:
     assert not names_sense("South Island", "Bill Nelson")
     assert not names_sense("Mercury Records", "Mercury")
     assert not names_sense("Mercury ()", "Mercury")
+    assert not names_sense("Mercury's Moon (film)", "Mercury")  # another title, qualified
     assert not names_sense("Mercury", "")
 
 
 def test_small_text_helpers() -> None:
     assert sentence_of("chicago", ["In Kentucky.", "From Chicago."]) == 1
     assert sentence_of("Paris", ["In Kentucky."]) == 0
+
+
+def test_method_defaults_are_the_papers() -> None:
+    from verity.methods.zofia.method import ZofiaConfig
+
+    config = ZofiaConfig().model_dump()
+    paper = {
+        "lambda_init": 0.8,  # 5.1
+        "delta": 0.1,  # 5.1
+        "n_min": 1,  # Algorithm 2
+        "tau_floor": 0.1,  # Algorithm 2
+        "lambda_min": 0.1,  # Algorithm 3
+        "lambda_max": 1.0,  # Algorithm 3
+        "alpha": 0.3,  # 5.5
+        "beta": 2.5,  # 5.5
+        "gamma": 0.5,  # 5.1
+        "prev_init": 1.0,  # Algorithm 3
+        "max_keywords": None,  # A.2: no cap
+        "mmr": "paper",
+        "composition": "and",  # eq. 6
+        "web_results": 10,  # 5.1
+        "wiki_sentences": 3,  # 3.4, 5.1
+        "theta_sim": 0.1,  # eq. 9, 5.1
+        "max_rounds": 5,  # B.6
+    }
+    assert {k: config[k] for k in paper} == paper

@@ -359,6 +359,7 @@ def test_output_token_cap_reaches_every_call() -> None:
     method, fake = zofia(Script(), max_tokens=77)
     method.verify(ARTICLE)
     assert {params.max_tokens for _, params, _ in fake.requests} == {77}
+    assert {params.temperature for _, params, _ in fake.requests} == {0.0}  # 5.1
 
 
 def test_given_evidence_is_the_web_quadrant() -> None:

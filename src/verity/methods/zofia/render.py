@@ -80,7 +80,7 @@ def _retrieval(fields: Mapping[str, Any]) -> list[str]:
         lines.append("Web: not searched.")
     else:
         lines.append(
-            f"Web query ({web['composition']}): `{md(web['query'])}`; kept {web['kept']}, "
+            f"Web query ({web['composition']}): {md(web['query'])}; kept {web['kept']}, "
             f"dropped for a missing keyword {web['dropped_missing_terms']}."
         )
         for error in web["errors"]:
