@@ -428,7 +428,13 @@ def test_the_whole_article_is_read_unless_the_context_is_short() -> None:
     assert shown["shown_tokens"] < shown["tokens"]
     prompt = script.seen["DimensionJudgement"][0]
     assert "Sentence number 0 adds" in prompt and "The last line is here." not in prompt
-    assert len(prompt) // 4 < 2048 - 128  # the prompt and its answer budget fit
+    # Each prompt and its answer budget fit (linguist 128, extractor and expert 320 tokens).
+    for title, budget in (
+        ("DimensionJudgement", 128),
+        ("ExtractedClaims", 320),
+        ("ExpertJudgement", 320),
+    ):
+        assert all(len(p) // 4 + budget <= 2048 for p in script.seen[title]), title
     for prompts in script.seen.values():
         assert all(len(p) // 4 < 2048 for p in prompts)
 

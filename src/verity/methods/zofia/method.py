@@ -82,6 +82,9 @@ MARGIN_TOKENS = 64
 MIN_ARTICLE_TOKENS = 128
 
 
+_PAPER = KeywordParams()
+
+
 class ZofiaConfig(MethodConfig):
     """Settings of ``zofia``; defaults are the paper's where it gives a value (docs/zofia.md)."""
 
@@ -89,17 +92,19 @@ class ZofiaConfig(MethodConfig):
         "sc-mmr"
     )
     composition: Literal["and", "or"] = "and"
-    lambda_init: float = 0.8  # 5.1
-    delta: float = 0.1  # 5.1
-    n_min: int = Field(default=1, ge=1)  # Algorithm 2: until the set is non-empty
-    tau_floor: float = 0.1  # Algorithm 2
-    lambda_min: float = 0.1  # Algorithm 3
-    lambda_max: float = 1.0  # Algorithm 3
-    alpha: float = 0.3  # 5.5, Algorithm 3
-    beta: float = 2.5  # 5.5, Algorithm 3
-    gamma: float = 0.5  # 5.1
-    prev_init: float = 1.0  # Algorithm 3
-    max_keywords: int | None = Field(default=None, ge=1, description="None: no cap (Alg. 3)")
+    # Algorithms 2 and 3 and sections 5.1 and 5.5: the values and their citations live in
+    # KeywordParams, the one place that holds them.
+    lambda_init: float = _PAPER.lambda_init
+    delta: float = _PAPER.delta
+    n_min: int = Field(default=_PAPER.n_min, ge=1)
+    tau_floor: float = _PAPER.tau_floor
+    lambda_min: float = _PAPER.lambda_min
+    lambda_max: float = _PAPER.lambda_max
+    alpha: float = _PAPER.alpha
+    beta: float = _PAPER.beta
+    gamma: float = _PAPER.gamma
+    prev_init: float = _PAPER.prev_init
+    max_keywords: int | None = Field(default=_PAPER.max_keywords, ge=1, description="None: no cap")
     mmr: Literal["paper", "relaxed"] = "paper"
     variant_terms: int = Field(default=5, ge=1, description="terms for q-tfidf, q-llm-ner")
     web: bool = True
