@@ -1,8 +1,10 @@
 """LoCal against Direct with the embedded model: FEVEROUS-S (gold) and HoVer 2-hop (open).
 
     .venv/bin/python bench/local_vs_direct.py [--sample 100] [--out bench/out/local]
+    .venv/bin/python bench/local_vs_direct.py --ids ids.json   # {"hover": [...], ...}
 
-Both methods see the same sample of each dataset (demonstration claims left out). Open
+Both methods see the same sample of each dataset (demonstration claims left out);
+``--ids`` names the examples per dataset instead, to rerun an earlier run's sample. Open
 book uses the offline sources only (offline-wiki). Results go to a resumable store under
 --out, so an interrupted run continues where it stopped. Prints, per dataset: macro-F1 of
 each method and their ratio, LLM calls and tokens per claim, LoCal's iterations per
@@ -12,6 +14,7 @@ claim, and the framework overhead (wall time outside model calls).
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from verity.bench.datasets import load_dataset
@@ -25,7 +28,9 @@ RUNS = (
 )
 
 
-def run_one(dataset: str, hops: int | None, setting: str, sample: int, out: Path):
+def run_one(
+    dataset: str, hops: int | None, setting: str, sample: int, out: Path, ids: list[str] | None
+):
     from verity.api import shared_source
 
     config = BenchConfig(
@@ -37,6 +42,7 @@ def run_one(dataset: str, hops: int | None, setting: str, sample: int, out: Path
         seed=0,
         hops=hops,
         sources=("offline-wiki",),
+        ids=tuple(ids) if ids is not None else None,
     )
     models = ModelSet.from_settings(ModelSettings())
 
@@ -63,12 +69,14 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=100)
     parser.add_argument("--out", type=Path, default=Path("bench/out/local"))
     parser.add_argument("--only", choices=[d for d, _, _ in RUNS], default=None)
+    parser.add_argument("--ids", type=Path, default=None, help="JSON: dataset -> example ids")
     args = parser.parse_args()
+    ids = json.loads(args.ids.read_text("utf-8")) if args.ids else {}
     rows = []
     for dataset, hops, setting in RUNS:
         if args.only and dataset != args.only:
             continue
-        results = run_one(dataset, hops, setting, args.sample, args.out)
+        results = run_one(dataset, hops, setting, args.sample, args.out, ids.get(dataset))
         rows.append((f"{dataset}{f' {hops}-hop' if hops else ''} ({setting})", results))
     header = (
         f"{'dataset':28} {'method':7} {'n':>4} {'err':>4} {'macro-F1':>9} {'ratio':>6} "

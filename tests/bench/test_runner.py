@@ -39,15 +39,8 @@ def answers(label_for):
 
 def make(tmp_path: Path, script, **overrides):
     fake = FakeChatModel(script)
-    config = BenchConfig(
-        dataset="feverous-s",
-        methods=("direct", "rag"),
-        out=tmp_path / "out",
-        setting="gold",
-        sample=6,
-        seed=3,
-        **overrides,
-    )
+    settings = {"methods": ("direct", "rag"), "sample": 6, "seed": 3, **overrides}
+    config = BenchConfig(dataset="feverous-s", out=tmp_path / "out", setting="gold", **settings)
 
     def build(name, sources):
         return load_method(name, models=ModelSet(ModelClient(fake)), sources=sources)
@@ -70,6 +63,23 @@ def test_same_sample_for_every_method_and_demonstrations_left_out() -> None:
     first = [ex.id for ex in select_sample(split, 50, 7, exclude)]
     assert first == [ex.id for ex in select_sample(split, 50, 7, exclude)]
     assert first != [ex.id for ex in select_sample(split, 50, 8, exclude)]
+
+
+def test_a_method_is_told_the_dataset_before_the_manifest(tmp_path: Path) -> None:
+    # LoCal picks its demonstrations by dataset; the manifest records the set it used.
+    run, _ = make(tmp_path, answers(lambda claim: "SUPPORTED"), methods=("local",))
+    assert run.methods["local"].demo_set == "feverous"
+    assert run.manifest["methods"]["local"]["demo_set_used"] == "feverous"
+
+
+def test_named_ids_are_the_sample_in_their_order(tmp_path: Path) -> None:
+    run, _ = make(tmp_path, answers(lambda claim: "SUPPORTED"), ids=("1661", "764"))
+    assert [ex.id for ex in run.sample] == ["1661", "764"]
+    assert run.manifest["sample"]["ids"] == ["1661", "764"]
+    with pytest.raises(BadInputError, match="no example 'nope'"):
+        make(tmp_path, answers(lambda claim: "SUPPORTED"), ids=("nope",))
+    with pytest.raises(BadInputError, match="'32472' is a demonstration"):
+        make(tmp_path, answers(lambda c: "SUPPORTED"), methods=("local",), ids=("32472",))
 
 
 def test_results_are_stored_reported_and_a_rerun_does_nothing_twice(tmp_path: Path) -> None:

@@ -69,6 +69,9 @@ class BenchConfig:
     retry_errors: bool = False
     # Article datasets, open setting, no web source configured: add the bench-news corpus.
     web_standin: bool = True
+    # Exactly these examples, in this order, instead of a seeded sample: to rerun the
+    # sample of an earlier run after the demonstrations (hence the pool) changed.
+    ids: tuple[str, ...] | None = None
 
 
 Progress = Callable[[str, int, int, float | None], None]
@@ -93,6 +96,21 @@ def select_sample(
     if n is None or n >= len(pool):
         return pool
     return random.Random(seed).sample(pool, n)
+
+
+def pick_sample(
+    split: DatasetSplit, ids: Sequence[str], exclude: set[tuple[str, str]]
+) -> list[Example]:
+    """The examples named by ``ids``; an unknown id or a demonstration is an error."""
+    by_id = {ex.id: ex for ex in split.examples}
+    for example_id in ids:
+        if example_id not in by_id:
+            raise BadInputError(f"{split.name} has no example {example_id!r}")
+        if (split.name, example_id) in exclude:
+            raise BadInputError(
+                f"{split.name} example {example_id!r} is a demonstration; it cannot be scored"
+            )
+    return [by_id[example_id] for example_id in ids]
 
 
 def code_version() -> str:
@@ -346,6 +364,11 @@ def prepare(
         standin = news_standin(split.name, data_dir(config.data_dir))
         given = [*given, standin.source]
     methods = {name: build(name, given) for name in config.methods}
+    for method in methods.values():
+        # A method with per-dataset material (LoCal's demonstrations) is told the dataset.
+        use = getattr(method, "use_dataset", None)
+        if callable(use):
+            use(split.name)
     for name, method in methods.items():
         kinds = {type(ex.subject) for ex in split.examples[:1]}
         if not kinds <= set(method.accepts):
@@ -357,7 +380,11 @@ def prepare(
         own = getattr(method, "excluded_ids", None)
         if callable(own):
             excluded |= set(own())
-    sample = select_sample(split, config.sample, config.seed, excluded)
+    sample = (
+        pick_sample(split, config.ids, excluded)
+        if config.ids is not None
+        else select_sample(split, config.sample, config.seed, excluded)
+    )
     run_id = run_id_of(
         config,
         [ex.id for ex in sample],

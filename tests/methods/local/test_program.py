@@ -88,19 +88,47 @@ def test_program_names_variables_in_order() -> None:
 @pytest.mark.parametrize(
     ("questions", "facts", "deduction", "message"),
     [
-        (["Who is {q1}?"], ["x"], "f1", "refers to {q1}; it may refer only to earlier"),
-        (["Who?"], ["{q2} is big."], "f1", "refers to {q2}"),
-        ([], ["{f1} again"], "f1", "refers to {f1}"),
-        (["Who?"], ["x"], "f2", "f2, which is not one of the facts"),
-        (["Who?"], ["x"], "q1", "q1, which is not one of the facts"),
+        # A question may refer only to an earlier question, a fact to any question.
+        (["Who is {q1}?"], ["x"], "f1", r"q1 contains '\{q1\}'.*earlier questions"),
+        (["Who?"], ["{q2} is big."], "f1", r"f1 contains '\{q2\}'"),
+        # Any other brace token is rejected, whatever it looks like.
+        (["Who?"], ["{a1} is big."], "f1", r"f1 contains '\{a1\}'"),
+        ([], ["{f1} again"], "f1", r"f1 contains '\{f1\}'"),
+        (["Who?"], ["{ q1 } is big."], "f1", r"contains '\{ q1 \}'"),
+        (["Who?"], ["{q01} is big."], "f1", r"contains '\{q01\}'"),
+        (["Who?"], ["{} is big."], "f1", r"contains '\{\}'"),
+        (["Who?"], ["{q1} is {big"], "f1", r"contains '\{'"),
+        (["Who?"], ["{q1} is big}"], "f1", r"contains '\}'"),
+        (["Who?", "What of {q1}?"], ["{q1} is {x}"], "f1", r"contains '\{x\}'"),
+        # Every question's answer is used; every fact is in the deduction.
+        (["Who?"], ["x"], "f1", "the answer of q1 is never used"),
+        (["Who?", "Where is {q1}?"], ["{q1} is big."], "f1", "the answer of q2 is never used"),
+        ([], ["x", "y"], "f1", "leaves out f2"),
+        ([], ["x", "y", "z"], "f1 or f3", "leaves out f2"),
+        ([], ["x"], "f2", "uses f2, but the facts are f1"),
+        (["Who?"], ["{q1}"], "q1", "uses q1, but the facts are f1"),
         (["Who?"], [], "f1", "no fact"),
-        (["Who?"], ["  "], "f1", "f1 has no text"),
+        ([], ["  "], "f1", "f1 has no text"),
         (["q"] * 6, ["f"] * 5, "f1", "at most 10"),
     ],
 )
 def test_invalid_programs(questions, facts, deduction, message) -> None:
     with pytest.raises(ProgramError, match=message):
         parse_program(program(questions, facts, deduction))
+
+
+def test_a_valid_multi_hop_program_uses_every_part() -> None:
+    parsed = parse_program(
+        program(
+            ["Who directed Alien?", "Where was {q1} born?", "Who directed Heat?"],
+            ["{q2} is in England.", "{q1} is older than {q3}."],
+            "f1 and f2",
+        )
+    )
+    assert [t.var for t in parsed.subtasks] == ["q1", "q2", "q3", "f1", "f2"]
+    # Ten sub-tasks is the cap, not over it.
+    ten = program([], [f"fact {i}" for i in range(10)], " and ".join(f"f{i}" for i in range(1, 11)))
+    assert len(parse_program(ten).subtasks) == 10
 
 
 def test_answer_format_keeps_questions_out_of_the_deduction() -> None:

@@ -58,23 +58,59 @@ def test_all_three_refuting() -> None:
     assert (updater.pos, updater.neg) == (0, 3)
 
 
-def test_failed_iteration_counts_nothing_and_a_tie_goes_to_the_last_solution() -> None:
-    # it1: v=T one accept -> POS 1; it2 fails; it3: v=T none accept -> NEG 1. Tie 1:1 ->
-    # the last solution's v (True) with confidence 0.5.
+def test_a_tie_is_false_as_in_algorithm_1() -> None:
+    # Algorithm 1: "if #POS > #NEG then return True else return False".
+    # it1: v=T one accept -> POS 1; it2 fails (counts nothing); it3: v=T none accept ->
+    # NEG 1. Tie 1:1 -> False, confidence max(1, 1) / (1 + 1) = 0.5.
     updater, _ = run([(True, True, False), "fail", (True, False, False)])
     assert (updater.pos, updater.neg) == (1, 1)
-    assert updater.result() == (True, 0.5)
+    assert updater.result() == (False, 0.5)
+    # Two counted iterations of a four-iteration budget can tie too: POS 2, NEG 2.
+    updater, _ = run(
+        [(True, True, False), (False, False, False), (False, True, False), (False, True, False)],
+        max_iterations=4,
+    )
+    assert (updater.pos, updater.neg) == (2, 2)
+    assert updater.result() == (False, 0.5)
 
 
-def test_no_solution_at_all_has_no_verdict() -> None:
+def test_a_failed_iteration_keeps_the_counts_earned() -> None:
+    # it1: v=F one accept -> NEG 1; it2 fails; it3: v=F one accept -> NEG 2 -> False, 2/2.
+    updater, records = run([(False, True, False), "fail", (False, False, True)])
+    assert [r if r == "fail" else (r.pos, r.neg) for r in records] == [(0, 1), "fail", (0, 2)]
+    assert updater.iterations == 3 and updater.done
+    assert updater.result() == (False, 1.0)
+
+
+def test_no_counted_solution_has_no_verdict() -> None:
     updater, _ = run(["fail", "fail", "fail"])
-    with pytest.raises(ValueError, match="no iteration produced a solution"):
+    with pytest.raises(ValueError, match="no iteration produced an evaluated solution"):
         updater.result()
 
 
-def test_without_both_evaluators_the_first_solution_stands_without_confidence() -> None:
-    updater, (step,) = run([(True, None, None)], logical=False, counterfactual=False)
-    assert step.final and updater.result() == (True, None)
+def test_without_evaluators_every_solution_counts_its_own_v_for_all_iterations() -> None:
+    # 5.2: the ablations ran "up to 3 iterations" like LoCal itself. Without evaluators
+    # nothing is ever final: three solutions, v = T, F, T -> POS 2, NEG 1 -> True, 2/3.
+    updater, records = run(
+        [(True, None, None), (False, None, None), (True, None, None)],
+        logical=False,
+        counterfactual=False,
+    )
+    assert [(r.counted, r.final) for r in records] == [(True, False), (False, False), (True, False)]
+    assert updater.done and updater.iterations == 3
+    label, confidence = updater.result()
+    assert label is True and confidence == pytest.approx(2 / 3)
+    # A 1:1 split (one failed iteration) is a tie: False.
+    updater, _ = run([(True, None, None), "fail", (False, None, None)], logical=False,
+                     counterfactual=False)  # fmt: skip
+    assert updater.result() == (False, 0.5)
+
+
+def test_the_paper_budget_is_three_iterations() -> None:
+    # 4.3: "The maximum number of iterations is set to 3."
+    assert ConfidenceUpdater().max_iterations == 3
+    updater, records = run([(True, False, False)] * 3)
+    assert updater.done and len(records) == 3
 
 
 def test_one_evaluator_ablated() -> None:

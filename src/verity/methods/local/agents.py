@@ -1,45 +1,65 @@
 """LoCal's agents as declared steps: decomposer, two reasoners, two evaluators.
 
 Each agent is one `Step` (instruction, template, typed output); `method.py` wires them.
-Section numbers refer to the LoCal paper (Ma et al., WWW 2025).
+Section numbers refer to the LoCal paper (Ma et al., WWW 2025). The paper gives no
+prompt text; each instruction asks what its section describes, in verity's words.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, ValidationError
 
+from verity.errors import BadInputError
 from verity.llm.step import Shot, Step
-from verity.methods.local.program import Decomposition
+from verity.methods.local.program import Decomposition, ProgramError, parse_program
 
-# -- 3.1 decomposing agent -----------------------------------------------------------------
+# -- 3.2.1 decomposing agent ---------------------------------------------------------------
 
+# The instruction describes exactly the format `program.parse_program` accepts and the
+# demonstrations use: questions q1.., facts f1.., {qN} references, a deduction over the
+# facts without parentheses.
 DECOMPOSE = Step(
     name="local.decompose",
     instruction=(
-        "You decompose a claim into simple sub-tasks so that it can be fact-checked step by "
-        'step. There are two kinds of sub-task: a fact (type "fact"): one atomic statement '
-        'that is either true or false; and a question (type "question"): a one-hop question '
-        "with a short text answer. The sub-tasks are named a1, a2, ... in order; a sub-task "
-        "may use the answer of an earlier question by writing {a1}, {a2}, .... Then write the "
-        "deduction: a boolean formula over the fact variables with and, or, not and "
-        "parentheses, which is true exactly when the claim is true. Answer with JSON only."
+        "You break a claim into simple sub-tasks so that it can be checked one step at a "
+        'time. Write two lists. "questions": one-hop questions, each answered by a short '
+        "phrase such as a name, a place, a date or a number; they are named q1, q2, ... in "
+        'order. "facts": single statements, each simply true or false; they are named f1, '
+        "f2, ... in order. A question may use the answer of an earlier question by writing "
+        "{q1}, {q2}, ...; a fact may use the answer of any question the same way. Braces "
+        "hold nothing else, and every question's answer must be used by a later sub-task. "
+        'Then write the "deduction": a formula over the facts only, with and, or, not and '
+        "no parentheses (and binds tighter than or), which is true exactly when the claim "
+        "is true; every fact appears in it. Answer with JSON only."
     ),
     template="Claim: {claim}",
     output=Decomposition,
 )
 
-# -- 3.2 reasoning agents --------------------------------------------------------------------
+# -- 3.2.3 reasoning agents ------------------------------------------------------------------
+
+# A bound on a reason in the answer format only: a small local model's grammar then ends a
+# rambling reason and still writes the verdict, instead of running out of tokens (512)
+# before it. Not enforced on validation, so a longer reason from another model is kept.
+# 800 characters is about twice the paper's longest evaluator text (Table 6).
+REASON_CHARS = 800
+
+
+def _reason() -> Any:
+    return Field(json_schema_extra={"maxLength": REASON_CHARS})
 
 
 class FactAnswer(BaseModel):
     """The fact-verification agent's answer: a boolean, after a short reason."""
 
-    reason: str
+    reason: str = _reason()
     answer: bool
 
 
@@ -70,30 +90,32 @@ ANSWER_QUESTION = Step(
     output=QuestionAnswer,
 )
 
-# -- 3.3 evaluating agents -------------------------------------------------------------------
+# -- 3.2.4 evaluating agents ----------------------------------------------------------------
 
 
 class LogicalJudgement(BaseModel):
     """The logically evaluating agent's own verdict from the solution, L(d)."""
 
-    reason: str
+    reason: str = _reason()
     claim_is_true: bool
 
 
 class CounterfactualJudgement(BaseModel):
     """The counterfactually evaluating agent's answer, C(d, not v)."""
 
-    reason: str
+    reason: str = _reason()
     contradiction: bool
 
 
+# Both evaluators see d: the sub-tasks and their answers, references resolved, with
+# neither the deduction nor v (3.2.4). L(d) must work out the verdict itself.
 LOGICAL_EVAL = Step(
     name="local.logical_eval",
     instruction=(
-        "You check a fact-checking solution for logic. The solution splits a claim into "
-        "sub-tasks and gives each one's answer, with a deduction over the fact sub-tasks. "
-        "First check that the sub-tasks together say exactly what the claim says; then, "
-        "from the answers, decide whether the claim is true."
+        "You check the logic of a fact-checking solution. The solution lists the "
+        "sub-tasks a claim was broken into, each with the answer it received; it gives no "
+        "verdict. First work out whether the sub-tasks, taken together, say the same as "
+        "the claim. Then reason from the answers to your own verdict: is the claim true?"
     ),
     template="Claim: {claim}\n\nSolution:\n{solution}",
     output=LogicalJudgement,
@@ -102,9 +124,10 @@ LOGICAL_EVAL = Step(
 COUNTERFACTUAL_EVAL = Step(
     name="local.counterfactual_eval",
     instruction=(
-        "You test a fact-checking solution against a counterfactual. Assume the given "
-        "verdict about the claim. Decide whether this assumption contradicts the solution's "
-        "sub-task answers."
+        "You test a fact-checking solution against a verdict you are told to assume. The "
+        "solution lists the sub-tasks a claim was broken into, each with the answer it "
+        "received. Take the assumed verdict as given and look for a conflict between it "
+        "and the answers. Say whether the assumed verdict contradicts the solution."
     ),
     template=(
         "Claim: {claim}\n\nSolution:\n{solution}\n\nAssume the claim is {assumed}. Does this "
@@ -115,27 +138,81 @@ COUNTERFACTUAL_EVAL = Step(
 )
 
 
-# -- demonstrations ----------------------------------------------------------------------------
+# -- demonstrations (4.3: 20 per dataset) ------------------------------------------------------
+
+#: The dataset each built-in demonstration set is for; any other dataset, and claims
+#: checked outside a benchmark, use the general set.
+SET_FOR_DATASET = {"hover": "hover", "feverous-s": "feverous"}
+SETS = ("hover", "feverous", "general")
 
 
 @cache
-def _demo_data() -> dict[str, Any]:
+def _builtin() -> dict[str, Any]:
     text = resources.files("verity.methods.local").joinpath("demos.json").read_text("utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
 
 
-def demonstrations(limit: int) -> list[Shot]:
-    """The first ``limit`` demonstrations (at most 20) as decomposer shots."""
-    shots: list[Shot] = []
-    for demo in _demo_data()["demos"][:limit]:
-        answer = Decomposition(
-            questions=demo["questions"], facts=demo["facts"], deduction=demo["deduction"]
-        )
-        shots.append(({"claim": demo["claim"]}, answer))
-    return shots
+def set_for(dataset: str | None) -> str:
+    """The built-in set for a benchmark dataset (the general set when there is none)."""
+    return SET_FOR_DATASET.get(dataset or "", "general")
+
+
+def demos(name: str) -> list[dict[str, Any]]:
+    """The demonstrations of a built-in set, in order."""
+    demos_of: list[dict[str, Any]] = _builtin()["sets"][name]["demos"]
+    return demos_of
+
+
+def load_demos_file(path: str | Path) -> list[dict[str, Any]]:
+    """Demonstrations from a JSON file (``{"demos": [...]}``), each checked as a program.
+
+    For a reader who has a dataset's training split: each demo has ``claim``,
+    ``questions``, ``facts``, ``deduction`` and, to keep it out of benchmark samples,
+    ``dataset`` and ``id``.
+    """
+    try:
+        data = json.loads(Path(path).read_text("utf-8"))
+        items = data["demos"]
+        if not isinstance(items, list):
+            raise TypeError("demos is not a list")
+        for number, demo in enumerate(items, start=1):
+            _check(demo, number)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise BadInputError(f"demonstrations file {str(path)!r}: {exc}") from None
+    return items
+
+
+def _check(demo: Mapping[str, Any], number: int) -> None:
+    try:
+        parse_program(_answer(demo))
+        if not str(demo["claim"]).strip():
+            raise ValueError("empty claim")
+    except (ValidationError, ProgramError, KeyError, ValueError) as exc:
+        raise ValueError(f"demonstration {number} is not a valid program: {exc}") from None
+
+
+def _answer(demo: Mapping[str, Any]) -> Decomposition:
+    return Decomposition(
+        questions=demo.get("questions", []), facts=demo["facts"], deduction=demo["deduction"]
+    )
+
+
+def shots(items: list[dict[str, Any]], limit: int) -> list[Shot]:
+    """The first ``limit`` demonstrations as decomposer turns."""
+    return [({"claim": demo["claim"]}, _answer(demo)) for demo in items[:limit]]
+
+
+def ids_of(items: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    """(dataset, example id) of demonstrations drawn from a benchmark dataset."""
+    return {(d["dataset"], str(d["id"])) for d in items if d.get("dataset") and "id" in d}
 
 
 def demonstration_ids() -> set[tuple[str, str]]:
-    """(dataset, example id) of every demonstration: never part of an evaluation sample."""
-    return {(d["dataset"], str(d["id"])) for d in _demo_data()["demos"]}
+    """Every built-in demonstration drawn from a benchmark: never in an evaluation sample."""
+    out: set[tuple[str, str]] = set()
+    for name in SETS:
+        dataset = _builtin()["sets"][name]["dataset"]
+        if dataset:
+            out |= {(dataset, str(d["id"])) for d in demos(name)}
+    return out

@@ -5,12 +5,14 @@
     verdict = method.verify(claim, evidence=gold_passages)          # gold evidence
     verdict.trace.model_dump()["iterations"]                        # every solution
 
-Per iteration (at most ``max_iterations``): the decomposing agent writes a program
-(section 3.1); the reasoning agents answer its sub-tasks in order, with references
-resolved (3.2); v = f(a_1..a_k); the logically evaluating agent gives L(d) without seeing
-v, p_l = not (L(d) XOR v); the counterfactually evaluating agent answers C(d, not v) = p_c
-(3.3); the confidence updater counts (3.4, `updater.py`). The first iteration runs at the
-models' own temperature; later ones resample the decomposer and reasoners at
+Per iteration (Algorithm 1, at most ``max_iterations``): the decomposing agent writes a
+program (section 3.2.1); evidence is gathered per sub-task (3.2.2); the reasoning agents
+answer its sub-tasks in order, with references resolved (3.2.3); v = f(a_1..a_k); the
+evaluating agents see d, the sub-tasks and their answers without the deduction or v:
+the logically evaluating agent gives L(d), p_l = not (L(d) XOR v), and the
+counterfactually evaluating agent answers C(d, not v) = p_c (3.2.4); the confidence
+updater counts (3.2.5, `updater.py`). The first iteration runs at the models' own
+temperature; later ones resample the decomposer and reasoners at
 ``resample_temperature`` with a new seed, since at temperature 0 they would only repeat
 the first solution. The evaluators always judge at the models' own settings.
 """
@@ -19,13 +21,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from verity.domain import Article, Claim, Evidence, Label, Message, Verdict
-from verity.errors import ModelOutputError
+from verity.domain import Article, Claim, Evidence, Label, Verdict
+from verity.errors import BudgetExceededError, ModelOutputError
 from verity.llm.base import GenParams
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
@@ -33,14 +34,22 @@ from verity.llm.spec import ModelSet
 from verity.methods.base import MethodConfig
 from verity.methods.common import numbered, require_claim, retrieve
 from verity.methods.local import agents
+from verity.methods.local.decompose import decompose
 from verity.methods.local.program import (
-    Decomposition,
     Program,
-    ProgramError,
-    parse_program,
     resolve,
 )
-from verity.methods.local.render import markdown, solution_text
+from verity.methods.local.records import (
+    Judged,
+    Solution,
+    SubTaskResult,
+    counts_line,
+    deciding_iteration,
+    evaluated_record,
+    judged_p_l,
+    solution_record,
+)
+from verity.methods.local.render import explanation, markdown, summary
 from verity.methods.local.updater import ConfidenceUpdater
 from verity.sources.base import Source
 
@@ -61,34 +70,26 @@ class LocalConfig(MethodConfig):
         description="evidence per sub-task; auto = gold when evidence is given, else open "
         "when sources are configured, else closed",
     )
+    # 4.3: "only 20 samples from HOVER or FEVEROUS".
     demos: int = Field(default=20, ge=0, le=20, description="decomposer demonstrations")
+    demo_set: Literal["auto", "hover", "feverous", "general"] = Field(
+        default="auto",
+        description="built-in demonstrations; auto = the benchmark dataset's own set "
+        "(hover, feverous-s), else the general set",
+    )
+    demos_file: str | None = Field(
+        default=None,
+        description='JSON file {"demos": [...]} replacing the built-in set, e.g. 20 '
+        "decompositions from a dataset's training split",
+    )
+    # 4.3: "the top 5 paragraphs provided by the retrieval tool".
     k: int = Field(default=5, ge=1, description="passages per sub-task in the open setting")
     max_chars: int = Field(default=600, ge=100, description="characters kept per passage")
+    # 4.3: "The maximum number of iterations is set to 3."
     max_iterations: int = Field(default=3, ge=1)
     logical_eval: bool = True
     counterfactual_eval: bool = True
     resample_temperature: float = Field(default=0.7, ge=0.0, le=2.0)
-
-
-@dataclass
-class SubTaskResult:
-    """One sub-task as it ran."""
-
-    var: str
-    type: str
-    text: str
-    answer: bool | str
-    reason: str = ""
-    evidence: list[Evidence] = field(default_factory=list)
-
-
-@dataclass
-class Solution:
-    """One iteration's program, its answers and v."""
-
-    program: Program
-    results: list[SubTaskResult]
-    v: bool
 
 
 class LocalMethod:
@@ -96,7 +97,8 @@ class LocalMethod:
 
     name: ClassVar[str] = "local"
     accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Claim,)
-    # The paper's ablations (section 5.4), as ``local/NAME``.
+    # The paper's ablations (section 5.2, Table 2), as ``local/NAME``. Each keeps the
+    # iteration budget ("up to 3 iterations", 5.2); see `updater.py` for how they count.
     variants: ClassVar[dict[str, dict[str, Any]]] = {
         "no-eval": {"logical_eval": False, "counterfactual_eval": False},
         "no-logical": {"logical_eval": False},
@@ -108,17 +110,52 @@ class LocalMethod:
         self.models = models
         self.sources = list(sources)
         self.agents: dict[str, ModelClient] = {role: models.for_role(role) for role in ROLES}
+        self._file_demos = (
+            agents.load_demos_file(self.config.demos_file) if self.config.demos_file else None
+        )
+        self.dataset: str | None = None
 
     @staticmethod
     def demonstration_ids() -> set[tuple[str, str]]:
-        """Benchmark examples used as demonstrations, to leave out of evaluation."""
+        """Benchmark examples used as built-in demonstrations, to leave out of evaluation."""
         return agents.demonstration_ids()
+
+    def excluded_ids(self) -> set[tuple[str, str]]:
+        """Examples of a demonstrations file, to leave out of evaluation too."""
+        return agents.ids_of(self._file_demos) if self._file_demos else set()
+
+    def use_dataset(self, name: str) -> None:
+        """Told by the benchmark harness which dataset it runs: picks the demonstrations."""
+        self.dataset = name
+
+    @property
+    def demo_set(self) -> str:
+        """The demonstrations in use: a file, or a built-in set."""
+        if self._file_demos is not None:
+            return f"file:{self.config.demos_file}"
+        if self.config.demo_set != "auto":
+            return self.config.demo_set
+        return agents.set_for(self.dataset)
+
+    def _demos(self) -> list[dict[str, Any]]:
+        if self._file_demos is not None:
+            return self._file_demos
+        return agents.demos(self.demo_set)
 
     def to_dict(self) -> dict[str, Any]:
         """Configuration for run manifests."""
+        cfg = self.config
+        evaluators = int(cfg.logical_eval) + int(cfg.counterfactual_eval)
+        rule = (
+            f"majority of {cfg.max_iterations} resampled solutions, no evaluators (5.2)"
+            if evaluators == 0
+            else "Algorithm 1: both evaluators accept -> final; else #POS/#NEG, tie False"
+        )
         return {
             "method": self.name,
-            **self.config.model_dump(),
+            **cfg.model_dump(),
+            "demo_set_used": self.demo_set,
+            "iterations_rule": rule,
             "models": self.models.to_dict(),
             "sources": [s.to_dict() for s in self.sources],
         }
@@ -153,42 +190,58 @@ class LocalMethod:
             counterfactual=cfg.counterfactual_eval,
         )
         iterations: list[dict[str, Any]] = []
-        last: Solution | None = None
+        solutions: dict[int, Solution] = {}
         errors: list[str] = []
         while not updater.done:
             index = updater.iterations
+            solution: Solution | None = None
             try:
                 solution = self._solve(claim, setting, evidence or (), index, log)
-            except ModelOutputError as exc:
+                judged = self._judge(claim, solution, log)
+            except (ModelOutputError, BudgetExceededError) as exc:
+                # An answer that cannot be read, or a prompt over the model's context (a
+                # repair round on top of 20 demonstrations, long gold evidence): the
+                # iteration is spent; the counts already earned stay (3.2.5).
                 updater.failed()
                 errors.append(str(exc))
-                iterations.append({"iteration": index + 1, "error": str(exc)})
+                record: dict[str, Any] = {"iteration": index + 1, "error": str(exc)}
+                if solution is not None:
+                    record |= solution_record(solution)
+                iterations.append(record)
                 continue
-            last = solution
-            iterations.append(self._evaluate(claim, solution, updater, index, log))
-        if last is None:
+            p_l = judged_p_l(judged, solution.v)
+            step = updater.update(v=solution.v, p_l=p_l, p_c=judged.conflict)
+            solutions[index + 1] = solution
+            iterations.append(evaluated_record(index, solution, judged, step))
+        try:
+            label, confidence = updater.result()
+        except ValueError:
             raise ModelOutputError(
-                "LoCal produced no valid solution in "
+                "LoCal produced no evaluated solution in "
                 f"{cfg.max_iterations} iteration(s): {'; '.join(errors)}"
-            )
-        label, confidence = updater.result()
-        used = _unique(ev for r in last.results for ev in r.evidence)
+            ) from None
+        deciding = deciding_iteration(iterations, label)
+        chosen = solutions[deciding]
+        used = _unique(ev for r in chosen.results for ev in r.evidence)
+        counts = counts_line(updater, label, deciding)
         trace_parts = {
             "setting": setting,
+            "demo_set": self.demo_set,
             "iterations": iterations,
             "pos": updater.pos,
             "neg": updater.neg,
             "iterations_used": updater.iterations,
+            "deciding_iteration": deciding,
         }
         return Verdict(
             label=Label.SUPPORTED if label else Label.REFUTED,
             confidence=confidence,
-            explanation=solution_text(last.program, last.results, with_value=True),
+            explanation=explanation(chosen.program, chosen.results, chosen.v, counts),
             evidence=tuple(used),
             usage=log.usage(),
             trace=log.trace(
                 **trace_parts,
-                markdown=markdown(claim.text, iterations, label, confidence),
+                markdown=markdown(claim.text, iterations, label, confidence, deciding),
             ),
             method=self.name,
             subject=claim,
@@ -213,7 +266,7 @@ class LocalMethod:
         index: int,
         log: CallLog,
     ) -> Solution:
-        program = self._decompose(claim, index, log)
+        program, sent = self._decompose(claim, index, log)
         answers: dict[str, str] = {}
         facts: dict[str, bool] = {}
         results: list[SubTaskResult] = []
@@ -245,37 +298,13 @@ class LocalMethod:
                 results.append(
                     SubTaskResult(task.var, "question", text, answers[task.var], "", passages)
                 )
-        return Solution(program, results, program.deduction.evaluate(facts))
+        return Solution(program, results, program.deduction.evaluate(facts), sent)
 
-    def _decompose(self, claim: Claim, index: int, log: CallLog) -> Program:
-        """The decomposing agent, with one repair round for an invalid program (3.1)."""
-        model = self.agents["decomposer"]
+    def _decompose(self, claim: Claim, index: int, log: CallLog) -> tuple[Program, int]:
+        """The decomposing agent (3.2.1): a checked program and the demonstrations sent."""
+        shots = agents.shots(self._demos(), self.config.demos)
         params = self._params("decomposer", index)
-        shots = agents.demonstrations(self.config.demos)
-        messages = agents.DECOMPOSE.messages(shots=shots, claim=claim.text)
-        done = model.chat(
-            messages, step="local.decompose", schema=Decomposition, params=params, log=log
-        )
-        try:
-            return parse_program(_decomposition(done.parsed))
-        except ProgramError as exc:
-            error = exc
-        repair = [
-            *messages,
-            Message(role="assistant", content=done.text),
-            Message(
-                role="user",
-                content=f"That program is not valid: {error}. Write the corrected "
-                "decomposition as JSON.",
-            ),
-        ]
-        again = model.chat(
-            repair, step="local.decompose.repair", schema=Decomposition, params=params, log=log
-        )
-        try:
-            return parse_program(_decomposition(again.parsed))
-        except ProgramError as exc:
-            raise ProgramError(f"invalid program after one repair round: {exc}") from exc
+        return decompose(self.agents["decomposer"], claim.text, shots, params, log)
 
     def _evidence_for(
         self,
@@ -292,73 +321,25 @@ class LocalMethod:
             return found[: self.config.k]
         return []
 
-    def _evaluate(
-        self,
-        claim: Claim,
-        solution: Solution,
-        updater: ConfidenceUpdater,
-        index: int,
-        log: CallLog,
-    ) -> dict[str, Any]:
-        """The evaluating agents (3.3) and the counters' update (3.4) for one solution."""
-        d = solution_text(solution.program, solution.results, with_value=False)
-        v = solution.v
-        logical: bool | None = None
-        logical_reason = ""
-        conflict: bool | None = None
-        conflict_reason = ""
+    def _judge(self, claim: Claim, solution: Solution, log: CallLog) -> Judged:
+        """The evaluating agents (3.2.4) on d, which holds neither the deduction nor v."""
+        d = summary(solution.results)
+        judged = Judged()
         if self.config.logical_eval:
-            judged = agents.LOGICAL_EVAL.run(
+            found = agents.LOGICAL_EVAL.run(
                 self.agents["logical_evaluator"], log=log, claim=claim.text, solution=d
             )
-            logical, logical_reason = judged.claim_is_true, judged.reason
+            judged.logical, judged.logical_reason = found.claim_is_true, found.reason
         if self.config.counterfactual_eval:
             tested = agents.COUNTERFACTUAL_EVAL.run(
                 self.agents["counterfactual_evaluator"],
                 log=log,
                 claim=claim.text,
                 solution=d,
-                assumed="false" if v else "true",
+                assumed="false" if solution.v else "true",  # not v
             )
-            conflict, conflict_reason = tested.contradiction, tested.reason
-        p_l = None if logical is None else not (logical ^ v)
-        p_c = conflict
-        step = updater.update(v=v, p_l=p_l, p_c=p_c)
-        return {
-            "iteration": index + 1,
-            "program": solution.program.to_dict(),
-            "subtasks": [
-                {
-                    "var": r.var,
-                    "type": r.type,
-                    "text": r.text,
-                    "answer": r.answer,
-                    "reason": r.reason,
-                    "evidence": [ev.ref for ev in r.evidence],
-                }
-                for r in solution.results
-            ],
-            "solution": d,
-            "predicted": v,
-            "logical": logical,
-            "logical_reason": logical_reason,
-            "counterfactual_conflict": conflict,
-            "counterfactual_reason": conflict_reason,
-            "p_l": p_l,
-            "p_c": p_c,
-            "accepted": step.accepted,
-            "counted": step.counted,
-            "pos": step.pos,
-            "neg": step.neg,
-            "final": step.final,
-        }
-
-
-def _decomposition(parsed: Decomposition | None) -> Decomposition:
-    # ModelClient raises ModelOutputError before returning an unparsed structured answer.
-    if parsed is None:  # pragma: no cover - defended by ModelClient
-        raise ModelOutputError("the decomposing agent gave no answer")
-    return parsed
+            judged.conflict, judged.conflict_reason = tested.contradiction, tested.reason
+        return judged
 
 
 def _unique(evidence: Any) -> list[Evidence]:

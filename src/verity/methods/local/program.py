@@ -8,10 +8,11 @@
     program.deduction.evaluate({"f1": True})                 # True
     resolve("{q1} was born in England.", {"q1": "Ridley Scott"})
 
-A program is a sequence of sub-tasks s_i = (type, instruction, a_i) and a deduction
-function f over the boolean (fact) variables (LoCal, section 3.1); here the variables of
-questions are named q1, q2, ... and those of facts f1, f2, .... The deduction is parsed
-by the small recursive-descent parser below, never evaluated as Python.
+The decomposing agent writes a sequence of sub-tasks s_i = (t_i, I_i, a_i) and a
+deduction function f over their results (LoCal, section 3.2.1). Here a question's result
+is named q1, q2, ... and a fact's f1, f2, ...; an instruction I_i may use an earlier
+question's answer as ``{q1}``. The deduction is parsed by the small recursive-descent
+parser below, never evaluated as Python.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from pydantic import BaseModel, Field
 from verity.errors import ModelOutputError
 
 MAX_SUBTASKS = 10
-_REFERENCE = re.compile(r"\{([qf]\d+)\}")
+_REFERENCE = re.compile(r"\{(q[1-9][0-9]*)\}")
+# Any brace pair, or a brace left alone: each must be a valid reference.
+_BRACE = re.compile(r"\{[^{}]*\}|[{}]")
 _TOKEN = re.compile(r"\s*(?:(\()|(\))|([qf]\d+)\b|(and|or|not)\b|(\S+))", re.IGNORECASE)
 
 
@@ -40,10 +43,16 @@ class ProgramError(ModelOutputError):
 DEDUCTION_PATTERN = r"^(not )?f[1-9][0-9]?( (and|or) (not )?f[1-9][0-9]?)*$"
 
 
+# Braces only as {qN}: sent in the answer format, so a local model's grammar cannot
+# write anything else, but not enforced on validation, so that `parse_program` names the
+# broken rule for the repair round.
+TEXT_PATTERN = r"^([^{}]|\{q[1-9][0-9]?\})*$"
+
+
 class Step(BaseModel):
     """One question or fact as the decomposing agent writes it."""
 
-    text: str
+    text: str = Field(json_schema_extra={"pattern": TEXT_PATTERN})
 
 
 class Decomposition(BaseModel):
@@ -63,7 +72,7 @@ class Decomposition(BaseModel):
 
 @dataclass(frozen=True)
 class SubTask:
-    """A sub-task with its variable name (a1, a2, ...)."""
+    """A sub-task with the name of its result (q1, q2, ... or f1, f2, ...)."""
 
     var: str
     type: Literal["fact", "question"]
@@ -233,9 +242,19 @@ class Program:
 def parse_program(answer: Decomposition) -> Program:
     """Check a decomposition and name its variables; `ProgramError` says what is wrong.
 
-    Rules: at most ten sub-tasks, at least one fact; a question may refer only to
-    earlier questions, a fact to any question; the deduction uses only facts that exist.
+    Rules: at least one fact and at most ten sub-tasks; the only braces in a text are
+    references, ``{qN}``, a question's to earlier questions and a fact's to any question;
+    every question's answer is used by a later sub-task; the deduction uses every fact
+    and nothing else. A program that breaks a rule would run with a hole in it: an
+    unresolved ``{a1}`` sent to retrieval, or a sub-task whose result decides nothing.
     """
+    subtasks = check_subtasks(answer)
+    facts = [t.var for t in subtasks if t.type == "fact"]
+    return Program(subtasks=subtasks, deduction=check_deduction(answer.deduction, facts))
+
+
+def check_subtasks(answer: Decomposition) -> tuple[SubTask, ...]:
+    """The sub-tasks, named, once their texts and references obey the rules."""
     total = len(answer.questions) + len(answer.facts)
     if not answer.facts:
         raise ProgramError("the decomposition has no fact to verify")
@@ -243,6 +262,7 @@ def parse_program(answer: Decomposition) -> Program:
         raise ProgramError(f"{total} sub-tasks; at most {MAX_SUBTASKS} are allowed")
     subtasks: list[SubTask] = []
     questions = [f"q{i}" for i in range(1, len(answer.questions) + 1)]
+    used: set[str] = set()
     groups: tuple[tuple[Literal["question", "fact"], str, list[Step]], ...] = (
         ("question", "q", answer.questions),
         ("fact", "f", answer.facts),
@@ -253,19 +273,50 @@ def parse_program(answer: Decomposition) -> Program:
             if not step.text.strip():
                 raise ProgramError(f"sub-task {var} has no text")
             allowed = questions[: number - 1] if kind == "question" else questions
-            for ref in _REFERENCE.findall(step.text):
-                if ref not in allowed:
-                    raise ProgramError(
-                        f"sub-task {var} refers to {{{ref}}}; it may refer only to "
-                        + ("earlier questions" if kind == "question" else "questions")
-                    )
+            used |= _references(var, step.text, allowed)
             subtasks.append(SubTask(var=var, type=kind, text=step.text.strip()))
-    expr = parse_deduction(answer.deduction)
-    facts = {t.var for t in subtasks if t.type == "fact"}
-    for name in sorted(variables(expr)):
+    unused = [q for q in questions if q not in used]
+    if unused:
+        raise ProgramError(
+            f"the answer of {unused[0]} is never used; refer to it as {{{unused[0]}}} in a "
+            "later sub-task, or leave the question out"
+        )
+    return tuple(subtasks)
+
+
+def check_deduction(text: str, facts: list[str]) -> Expr:
+    """The parsed deduction, once it uses every one of ``facts`` and nothing else."""
+    expr = parse_deduction(text)
+    named = variables(expr)
+    for name in sorted(named):
         if name not in facts:
-            raise ProgramError(f"the deduction uses {name}, which is not one of the facts")
-    return Program(subtasks=tuple(subtasks), deduction=expr)
+            raise ProgramError(f"the deduction uses {name}, but the facts are {', '.join(facts)}")
+    missing = [f for f in facts if f not in named]
+    if missing:
+        raise ProgramError(f"the deduction leaves out {missing[0]}; every fact must be in it")
+    return expr
+
+
+def deduction_pattern(facts: int) -> str:
+    """The deduction format over exactly f1..f{facts}, for a repair of the deduction alone."""
+    name = f"f[1-{facts}]" if facts < 10 else "(f10|f[1-9])"
+    return f"^(not )?{name}( (and|or) (not )?{name})*$"
+
+
+def _references(var: str, text: str, allowed: list[str]) -> set[str]:
+    """The questions ``text`` refers to; any other brace token is an error."""
+    found: set[str] = set()
+    for token in _BRACE.findall(text):
+        match = _REFERENCE.fullmatch(token)
+        if match is None or match.group(1) not in allowed:
+            shown = token if len(token) <= 40 else token[:37] + "..."
+            scope = "earlier questions" if var.startswith("q") else "questions"
+            raise ProgramError(
+                f"sub-task {var} contains {shown!r}; braces may only hold a reference to "
+                f"one of the {scope}, written {{q1}}"
+            )
+        found.add(match.group(1))
+    return found
 
 
 def resolve(text: str, answers: Mapping[str, str]) -> str:

@@ -1,4 +1,4 @@
-"""LoCal's confidence updater (section 3.4): counting verdicts across evaluated solutions.
+"""LoCal's confidence updater (section 3.2.5, Algorithm 1): counting verdicts across solutions.
 
     updater = ConfidenceUpdater(max_iterations=3)
     step = updater.update(v=True, p_l=True, p_c=False)   # one acceptance: count v, go on
@@ -8,23 +8,25 @@
 Each iteration produces a solution with verdict v and the evaluators' acceptances
 p_l = not (L(d) XOR v) and p_c = C(d, not v):
 
-- every enabled evaluator accepts (two of two): v is final, confidence 1;
-- some but not all accept (one of two): #POS or #NEG is raised for v; iterate;
-- none accepts: the count of (not v) is raised; iterate.
+- both accept: v is final, confidence 1 (3.2.5, "2 Acceptances");
+- one accepts: the counter of v goes up (#POS for True, #NEG for False); iterate;
+- none accepts: the counter of (not v) goes up; iterate.
 
-After ``max_iterations`` without a final solution, the label with the larger count wins,
-with confidence max(#POS, #NEG) / (#POS + #NEG).
+After ``max_iterations`` (3, section 4.3) without a final solution, Algorithm 1 returns
+True when #POS > #NEG and False otherwise, so a tie is False; the confidence is
+max(#POS, #NEG) / (#POS + #NEG) (3.2.5).
 
 Choices the paper leaves open, decided here:
 
-- With one evaluator ablated, "every enabled evaluator accepts" means that one accepts,
-  and there is no "some but not all" case. With both ablated there is nothing to count:
-  the first solution's v is the verdict, with no confidence (None).
-- An iteration that produced no solution (an invalid program after its repair round)
-  counts for neither label.
-- A tie (possible only when an iteration failed, e.g. #POS = #NEG = 1) goes to the verdict
-  of the last iteration that produced a solution, with confidence 0.5. With no solution
-  at all, there is no verdict: `result` raises `ValueError`.
+- An iteration that produced no evaluated solution (an invalid program after its repair
+  round, a reasoner or evaluator answer that could not be read) spends its budget and
+  counts for neither label; the counts earned before it stay.
+- With one evaluator ablated (section 5.2, "w/o L-Eval", "w/o C-Eval"), that evaluator's
+  acceptance is final and its rejection counts (not v).
+- With both ablated ("w/o Eval"), every solution counts its own v and all
+  ``max_iterations`` solutions run: the ablation keeps the paper's iteration budget
+  ("up to 3 iterations", 5.2), so the label is a majority of resampled solutions.
+- No counted solution at all: no verdict; `result` raises `ValueError`.
 """
 
 from __future__ import annotations
@@ -58,7 +60,6 @@ class ConfidenceUpdater:
         self.neg = 0
         self.iterations = 0
         self.final: bool | None = None
-        self.last_v: bool | None = None
 
     @property
     def done(self) -> bool:
@@ -70,15 +71,13 @@ class ConfidenceUpdater:
         if self.done:
             raise ValueError("the updater is done; no more iterations")
         self.iterations += 1
-        self.last_v = v
         accepted = int(bool(p_l)) + int(bool(p_c))
-        if self.evaluators == 0:
-            self.final = v  # nothing to evaluate: the solution's verdict stands
-            return UpdateStep(accepted, 0, None, self.pos, self.neg, True)
-        if accepted == self.evaluators:
+        if self.evaluators and accepted == self.evaluators:
             self.final = v
             return UpdateStep(accepted, self.evaluators, None, self.pos, self.neg, True)
-        counted = v if accepted > 0 else not v
+        # No evaluator: the solution's own v counts. Otherwise one acceptance counts v
+        # and none counts (not v) (3.2.5).
+        counted = v if (accepted > 0 or not self.evaluators) else not v
         if counted:
             self.pos += 1
         else:
@@ -86,18 +85,17 @@ class ConfidenceUpdater:
         return UpdateStep(accepted, self.evaluators, counted, self.pos, self.neg, False)
 
     def failed(self) -> None:
-        """An iteration that produced no solution: it spends budget and counts nothing."""
+        """An iteration that produced no evaluated solution: budget spent, nothing counted."""
         if self.done:
             raise ValueError("the updater is done; no more iterations")
         self.iterations += 1
 
-    def result(self) -> tuple[bool, float | None]:
+    def result(self) -> tuple[bool, float]:
         """The final label (True = supported) and its confidence."""
         if self.final is not None:
-            return self.final, (None if self.evaluators == 0 else 1.0)
-        if self.pos == self.neg:
-            if self.last_v is None:
-                raise ValueError("no iteration produced a solution")
-            return self.last_v, 0.5
-        label = self.pos > self.neg
-        return label, max(self.pos, self.neg) / (self.pos + self.neg)
+            return self.final, 1.0
+        total = self.pos + self.neg
+        if total == 0:
+            raise ValueError("no iteration produced an evaluated solution")
+        # Algorithm 1: True only when #POS > #NEG; a tie is False.
+        return self.pos > self.neg, max(self.pos, self.neg) / total

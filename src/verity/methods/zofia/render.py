@@ -10,19 +10,11 @@ round by round (rebuttal and new evidence apart) and the decision. Text from out
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from verity.domain import Article
-
-_MARKUP = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
-_SPACE = re.compile(r"\s+")
-
-
-def md(text: object) -> str:
-    """Untrusted text as inert Markdown: one line, every markup character escaped."""
-    return _MARKUP.sub(r"\\\1", _SPACE.sub(" ", str(text)).strip())
+from verity.methods.common import md
 
 
 def _num(value: object) -> str:
