@@ -132,13 +132,18 @@ def test_warnings_reach_the_top_of_report_md_and_report_json(tmp_path: Path) -> 
     assert report["manifest"]["warnings"] == report["warnings"]
 
 
-def test_a_report_without_warnings_starts_with_its_table(tmp_path: Path) -> None:
+def reported(tmp_path: Path) -> dict[str, Any]:
+    """Run the warned-about method quietly and return its results."""
     run = prepared(tmp_path, [])
     try:
         run.run(warn=lambda line: None)
-        results = run.report()
+        return run.report()
     finally:
         run.close()
+
+
+def test_a_report_without_warnings_starts_with_its_table(tmp_path: Path) -> None:
+    results = reported(tmp_path)
     out = tmp_path / "plain"
     write_report(out, dataset="claims", setting="closed", results=results, manifest={})
     lines = (out / "report.md").read_text(encoding="utf-8").splitlines()
@@ -152,12 +157,7 @@ def test_a_report_without_warnings_starts_with_its_table(tmp_path: Path) -> None
 
 
 def test_the_stand_in_is_named_in_report_md(tmp_path: Path) -> None:
-    run = prepared(tmp_path, [])
-    try:
-        run.run(warn=lambda line: None)
-        results = run.report()
-    finally:
-        run.close()
+    results = reported(tmp_path)
     standin = {
         "corpus": "bench-news",
         "documents": 250,

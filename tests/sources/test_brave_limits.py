@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from shapes.brave import brave_payload, brave_result
 from verity.domain import Evidence
 from verity.sources.websearch import BraveSearch
 from verity.sources.websearch.common import fit_query
@@ -24,31 +25,6 @@ THIRTY = [f"factcheck{i:02d}.example.org" for i in range(30)]
 @pytest.fixture(autouse=True)
 def brave_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BRAVE_API_KEY", "BSA-test-brave-key-0001")
-
-
-def brave_result(title: str, url: str) -> dict[str, Any]:
-    """One web result in the shape of Brave's documented `SearchResult`."""
-    return {
-        "type": "search_result",
-        "title": title,
-        "url": url,
-        "is_source_local": False,
-        "is_source_both": False,
-        "description": f"About {title}.",
-        "profile": {"name": title, "url": url, "long_name": title, "img": ""},
-        "language": "en",
-        "family_friendly": True,
-        "meta_url": {"scheme": "https", "netloc": "example.org", "path": "› page"},
-    }
-
-
-def brave_payload(*results: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "search",
-        "query": {"original": "x", "show_strict_warning": False, "spellcheck_off": True},
-        "mixed": {"type": "mixed", "main": [{"type": "web", "index": 0, "all": False}]},
-        "web": {"type": "search", "results": list(results), "family_friendly": True},
-    }
 
 
 def search_and_capture(

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from shapes.brave import brave_payload, brave_result
 from verity.domain import Evidence
 from verity.errors import BadInputError, ConfigError, MissingKeyError, SourceUnavailableError
 from verity.http import make_http_client
@@ -87,31 +88,6 @@ def test_query_with_exclusions() -> None:
 
 
 # --- Brave -------------------------------------------------------------------------------
-
-
-def brave_result(title: str, url: str, description: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "type": "search_result",
-        "title": title,
-        "url": url,
-        "is_source_local": False,
-        "is_source_both": False,
-        "description": description,
-        "profile": {"name": "Example", "url": url, "long_name": "example.org", "img": ""},
-        "language": "en",
-        "family_friendly": True,
-        "meta_url": {"scheme": "https", "netloc": "example.org", "path": "› wiki"},
-        **extra,
-    }
-
-
-def brave_payload(*results: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "search",
-        "query": {"original": "eiffel tower", "show_strict_warning": False, "spellcheck_off": True},
-        "mixed": {"type": "mixed", "main": [{"type": "web", "index": 0, "all": False}]},
-        "web": {"type": "search", "results": list(results), "family_friendly": True},
-    }
 
 
 def test_brave_maps_results_to_evidence(keys: dict[str, str]) -> None:
