@@ -37,14 +37,10 @@ def test_the_instruction_speaks_the_program_format_of_the_demonstrations() -> No
     # The paper's notation (a1, {a1}, a type field) is not the program's.
     for word in ("a1", "{a1}", '"type"'):
         assert word not in text
-    used = " ".join(
-        json.dumps(d) for name in agents.SETS for d in agents.demos(name)
-    )  # every demonstration writes references as {qN} and no parentheses
-    assert (
-        "{q1}" in used
-        and "{a1}" not in used
-        and "(" not in "".join(d["deduction"] for name in agents.SETS for d in agents.demos(name))
-    )
+    demos = [d for name in agents.SETS for d in agents.demos(name)]
+    texts = " ".join(step["text"] for d in demos for step in d["questions"] + d["facts"])
+    assert "{q1}" in texts and "{a1}" not in texts
+    assert not any("(" in d["deduction"] for d in demos)
 
 
 @needs_data

@@ -145,3 +145,24 @@ def test_resolve_substitutes_answers_and_leaves_unknown_references() -> None:
         "Ridley Scott was born in England."
     )
     assert resolve("{q3} stays", {"q1": "x"}) == "{q3} stays"
+
+
+def test_the_deduction_repair_format_names_only_the_facts_there_are() -> None:
+    import re
+
+    from verity.methods.local.program import deduction_pattern
+
+    three = deduction_pattern(3)
+    assert three == "^(not )?f[1-3]( (and|or) (not )?f[1-3])*$"
+    assert re.fullmatch(three, "f1 and not f3") and not re.fullmatch(three, "f1 and f4")
+    ten = deduction_pattern(10)
+    assert re.fullmatch(ten, "f10 or f1 and f9")
+    assert not re.fullmatch(ten, "f11") and not re.fullmatch(ten, "f0")
+
+
+def test_a_long_brace_token_is_quoted_cut() -> None:
+    token = "{" + "x" * 60 + "}"
+    with pytest.raises(ProgramError) as caught:
+        parse_program(program([], [f"{token} is big."], "f1"))
+    assert f"contains '{token[:37]}...'" in str(caught.value)
+    assert token not in str(caught.value)

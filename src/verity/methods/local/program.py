@@ -40,7 +40,11 @@ class ProgramError(ModelOutputError):
 # A deduction in disjunctive form needs no parentheses (and binds tighter than or), so
 # the answer format asks for that shape; a local model's grammar then cannot leave it.
 # The parser below still accepts parentheses.
-DEDUCTION_PATTERN = r"^(not )?f[1-9][0-9]?( (and|or) (not )?f[1-9][0-9]?)*$"
+def _deduction_shape(name: str) -> str:
+    return f"^(not )?{name}( (and|or) (not )?{name})*$"
+
+
+DEDUCTION_PATTERN = _deduction_shape("f[1-9][0-9]?")
 
 
 # Braces only as {qN}: sent in the answer format, so a local model's grammar cannot
@@ -299,8 +303,7 @@ def check_deduction(text: str, facts: list[str]) -> Expr:
 
 def deduction_pattern(facts: int) -> str:
     """The deduction format over exactly f1..f{facts}, for a repair of the deduction alone."""
-    name = f"f[1-{facts}]" if facts < 10 else "(f10|f[1-9])"
-    return f"^(not )?{name}( (and|or) (not )?{name})*$"
+    return _deduction_shape(f"f[1-{facts}]" if facts < 10 else "(f10|f[1-9])")
 
 
 def _references(var: str, text: str, allowed: list[str]) -> set[str]:
