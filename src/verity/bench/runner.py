@@ -363,12 +363,23 @@ def prepare(
     if wants_web_standin(config, split.name, given):
         standin = news_standin(split.name, data_dir(config.data_dir))
         given = [*given, standin.source]
-    methods = {name: build(name, given) for name in config.methods}
+
+    # A method that reads the gold passages beside sources of its own (WKGFC's graph)
+    # keeps those sources in the gold setting; it names that in its warnings.
+    def sources_of(name: str) -> list[Source]:
+        if config.setting == "gold" and getattr(method_class(name), "sources_in_gold", False):
+            return sources(split)
+        return given
+
+    methods = {name: build(name, sources_of(name)) for name in config.methods}
     for method in methods.values():
         # A method with per-dataset material (LoCal's demonstrations) is told the dataset.
         use = getattr(method, "use_dataset", None)
         if callable(use):
             use(split.name)
+        setting = getattr(method, "use_setting", None)
+        if callable(setting):
+            setting(config.setting)
     for name, method in methods.items():
         kinds = {type(ex.subject) for ex in split.examples[:1]}
         if not kinds <= set(method.accepts):

@@ -90,17 +90,29 @@ class Web:
 
 
 class Script:
-    """Answers by schema; the policy follows a list of actions.
+    """A scripted fake model (control flow only): answers by schema, follows a script.
 
     Relations and facts are chosen by number, or by id: "P26" picks the relation line
-    naming (P26), "Q7" the fact line naming (Q7).
+    naming (P26), "Q7" the fact line naming (Q7). ``relations`` is one choice for every
+    ranking call, or a list of choices, one per call (the last repeats). An action is a
+    name or a dict of the answer's fields.
     """
 
-    def __init__(self, actions=("verdict",), relations=(1,), facts=(1, 2), passages=None):
+    def __init__(self, actions=("verdict",), relations=(1,), facts=(1, 2), passages=None,
+                 verdict=None):  # fmt: skip
         self.actions = list(actions)
-        self.relations, self.facts = list(relations), list(facts)
+        self.relations = [list(relations)] if not _nested(relations) else list(relations)
+        self.facts = list(facts)
         self.passages = passages or {"kept": [1], "confidence": [0.9]}
+        self.verdict = verdict or {
+            "justification": "see [T1]",
+            "label": "SUPPORTED",
+            "confidence": 0.8,
+            "cited_facts": [1],
+            "cited_passages": [1],
+        }
         self.seen: dict[str, list[str]] = {}
+        self.schemas: dict[str, list[dict]] = {}
 
     @staticmethod
     def pick(prompt: str, wanted: list) -> list[int]:
@@ -117,21 +129,25 @@ class Script:
         title = schema["title"]
         prompt = messages[-1].content
         self.seen.setdefault(title, []).append(prompt)
+        self.schemas.setdefault(title, []).append(schema)
         if title == "RelationChoice":
-            return json.dumps({"reasoning": "r", "chosen": self.pick(prompt, self.relations)})
+            wanted = self.relations.pop(0) if len(self.relations) > 1 else self.relations[0]
+            return json.dumps({"reasoning": "r", "chosen": self.pick(prompt, wanted)})
         if title == "FactChoice":
             return json.dumps({"reasoning": "f", "chosen": self.pick(prompt, self.facts)})
         if title == "Action":
             action = self.actions.pop(0) if self.actions else "expandKG"
-            return json.dumps({"reasoning": "because", "action": action, "query": "Alice birth"})
+            answer = action if isinstance(action, dict) else {"action": action}
+            return json.dumps({"reasoning": "because", "query": "Alice birth", **answer})
         if title == "PassageChoice":
             return json.dumps(self.passages)
         if title == "Statements":
             return json.dumps({"statements": STATEMENTS})
-        return json.dumps(
-            {"justification": "see [T1]", "label": "SUPPORTED", "confidence": 0.8,
-             "cited_facts": [1], "cited_passages": [1]}
-        )  # fmt: skip
+        return json.dumps(self.verdict)
+
+
+def _nested(choices) -> bool:
+    return bool(choices) and not isinstance(next(iter(choices)), int | str)
 
 
 def method(script, sources, **config):
@@ -139,44 +155,71 @@ def method(script, sources, **config):
     return WkgfcMethod(models=ModelSet(ModelClient(fake)), sources=sources, **config), fake
 
 
-def test_initial_retrieval_links_the_claim_and_keeps_ids(graph) -> None:
-    script = Script(actions=["verdict"])
-    verdict = method(script, [graph])[0].verify(CLAIM)
+def allowed(schema: dict, name: str) -> list:
+    """The values a schema property allows (pydantic writes one value as a const)."""
+    prop = schema["properties"][name]
+    prop = prop.get("items", prop)
+    return prop["enum"] if "enum" in prop else [prop["const"]]
+
+
+def facts_of(verdict) -> set[tuple[str, str, str]]:
+    return {(f["subject"], f["pid"], f["object"]) for f in verdict.trace.subgraph["facts"]}
+
+
+def first_hops(verdict) -> list[dict]:
     first = verdict.trace.actions[0]
-    assert first["action"] == "initKGRetrieval" and first["observation"]["seeds"] == ["Q1", "Q4"]
-    facts = {(f["subject"], f["pid"], f["object"]) for f in verdict.trace.subgraph["facts"]}
-    assert {("Q1", "P26", "Q2"), ("Q1", "P19", "Q3")} <= facts
-    assert verdict.label == Label.SUPPORTED
-    assert verdict.evidence[0].id and verdict.evidence[0].id.startswith("Q1|")
-    assert verdict.trace.sparql_queries >= 2
+    assert first["action"] == "initKGRetrieval"
+    return first["observation"]["hops"]
 
 
-def test_kg_only_expands_n_hops_within_the_call_bound(graph) -> None:
-    # Hop 1 follows spouse (already read by the initial retrieval) to Bob; hop 2 follows
-    # Bob's "educated at", two hops from the claim.
-    script = Script(relations=["P26", "P69"], facts=[1])
+def test_the_paper_constants_by_hand() -> None:
+    from verity.methods.wkgfc import WkgfcConfig
+
+    cfg = WkgfcConfig()
+    # Section 5.6: "we set k = 4 and N = 4"; the call bound is N + kN + 1.
+    assert (cfg.k, cfg.hops) == (4, 4)
+    assert cfg.hops + cfg.k * cfg.hops + 1 == 4 + 16 + 1 == 21
+
+
+def test_the_first_observation_is_the_pruned_n_hop_subgraph(graph) -> None:
+    # Hop 1 starts from both seeds (Alice, Freedonia) and keeps "child" and "place of
+    # birth"; "child" reaches three entities, more than k = 2, so the model prunes them
+    # to Dan and Eve; the beam then takes k = 2 facts in turn: Dan, then Springfield.
+    # Hop 2 starts from those two and keeps Springfield's country.
+    script = Script(relations=[["P40", "P19"], ["P17"]], facts=["Q7", "Q8"])
     verdict = method(script, [graph], mode="kg-only", k=2, hops=2)[0].verify(CLAIM)
-    hops = [a["observation"] for a in verdict.trace.actions if a["action"] == "expandKG"]
-    assert [h["hop"] for h in hops] == [1, 2]
-    assert hops[0]["kept"] == [] and hops[0]["known"] == 1
-    assert hops[0]["next_frontier"] == ["Q2"] and hops[1]["frontier"] == ["Q2"]
-    assert hops[1]["kept"] == ["Bob Smith (Q2) | educated at (P69) | State University (Q5)"]
-    facts = {(f["subject"], f["pid"], f["object"]) for f in verdict.trace.subgraph["facts"]}
-    assert ("Q2", "P69", "Q5") in facts
-    # N + kN + 1 with k = N = 2.
-    assert verdict.usage.llm_calls <= 2 + 2 * 2 + 1
+    hop1, hop2 = first_hops(verdict)
+    assert hop1["from"] == ["Q1", "Q4"] and [r["pid"] for r in hop1["relations"]] == ["P40", "P19"]
+    assert hop1["kept"] == [
+        "Alice Smith (Q1) | child (P40) | Dan Smith (Q7)",
+        "Alice Smith (Q1) | place of birth (P19) | Springfield (Q3)",
+    ]
+    assert hop1["next_frontier"] == ["Q7", "Q3"] and hop2["from"] == ["Q7", "Q3"]
+    assert hop2["kept"] == ["Springfield (Q3) | country (P17) | Freedonia (Q4)"]
+    assert facts_of(verdict) == {("Q1", "P40", "Q7"), ("Q1", "P19", "Q3"), ("Q3", "P17", "Q4")}
+    assert [f["hop"] for f in verdict.trace.subgraph["facts"]] == [1, 1, 2]
+    # Relation "child" was read whole: 3 statements of 3.
+    assert hop1["relations"][0] | {"total": 3, "read": 3} == hop1["relations"][0]
+    # One ranking per hop and one pruning (only "child" had more than k): 2 + 1 + verdict.
+    calls = verdict.trace.model_calls
+    assert calls["by_step"]["wkgfc.rank_relations"]["decisions"] == 2
+    assert calls["by_step"]["wkgfc.prune_entities"]["decisions"] == 1
+    assert calls["decisions"] == 4 and calls["repairs"] == 0
     assert "Action" not in script.seen
 
 
-def test_pruning_keeps_k_facts_of_a_relation_and_follows_only_them(graph) -> None:
-    # From Alice, "child" has three facts; with k = 1 only the chosen one (Dan) leads on.
-    script = Script(relations=["P40"], facts=["Q7"])
-    m, _ = method(script, [graph], mode="kg-only", k=1, hops=1)
+def test_a_hop_keeps_k_entities_not_k_per_relation(graph) -> None:
+    # Three relations kept, each with a fact: k = 2 facts in all, in rank order.
+    script = Script(relations=["P26", "P40", "P19"], facts=["Q6"])
+    m, _ = method(script, [graph], mode="kg-only", k=2, hops=1)
     verdict = m.verify(Claim(text="Alice Smith has a child."))
-    hop = next(a for a in verdict.trace.actions if a["action"] == "expandKG")["observation"]
-    assert hop["relations"] == [{"pid": "P40", "label": "child", "direction": "out"}]
-    assert len(script.seen["FactChoice"]) == 1
-    assert hop["known"] == 1 and hop["next_frontier"] == ["Q7"]
+    [hop] = first_hops(verdict)
+    assert [r["pid"] for r in hop["relations"]] == ["P26", "P40"]  # at most k relations
+    assert hop["kept"] == [
+        "Alice Smith (Q1) | spouse (P26) | Bob Smith (Q2)",
+        "Alice Smith (Q1) | child (P40) | Carol Smith (Q6)",
+    ]
+    assert hop["next_frontier"] == ["Q2", "Q6"]
 
 
 def test_the_fallback_keeps_the_most_used_relations(graph) -> None:
@@ -184,44 +227,57 @@ def test_the_fallback_keeps_the_most_used_relations(graph) -> None:
     verdict = method(script, [graph], mode="kg-only", k=1, hops=1)[0].verify(
         Claim(text="Alice Smith has a child.")
     )
-    hop = next(a for a in verdict.trace.actions if a["action"] == "expandKG")["observation"]
+    [hop] = first_hops(verdict)
     assert hop["fallback"] == "most used relations"
     assert [r["pid"] for r in hop["relations"]] == ["P40"]  # three facts, the most
 
 
-def test_initial_facts_are_per_seed_and_ordered_by_relevance(graph) -> None:
+def test_decisions_and_repairs_are_counted_apart(graph) -> None:
+    class Unreadable(Script):
+        def __call__(self, messages, schema):
+            if schema["title"] == "RelationChoice" and "RelationChoice" not in self.seen:
+                self.seen["RelationChoice"] = []
+                return "not json"
+            return super().__call__(messages, schema)
+
+    verdict = method(Unreadable(relations=["P19"]), [graph], mode="kg-only", k=1, hops=1)[0].verify(
+        CLAIM
+    )
+    calls = verdict.trace.model_calls
+    assert calls["by_step"]["wkgfc.rank_relations"] == {"decisions": 1, "repairs": 1}
+    # The repair answer names no listed relation, so the fallback keeps "child", whose
+    # three facts are pruned: ranking, pruning and the verdict are three decisions.
+    assert (calls["decisions"], calls["repairs"]) == (3, 1)
+    assert verdict.usage.llm_calls == 4  # usage counts every answer asked for
+
+
+def test_facts_are_ranked_together_and_cut_only_to_fit(graph) -> None:
+    from verity.methods.wkgfc.context import free_tokens
+    from verity.methods.wkgfc.prompts import VERDICT
     from verity.nlp.embed import Encoder, default_encoder
 
-    script = Script(actions=["verdict"])
-    verdict = method(script, [graph], seed_limit=1)[0].verify(CLAIM)
-    facts = [(f["subject"], f["pid"], f["object"]) for f in verdict.trace.subgraph["facts"]]
-    # One statement out of Alice, none into her; none out of Freedonia, one into it.
-    assert len(facts) == 2 and ("Q3", "P17", "Q4") in facts
-    full = method(Script(actions=["verdict"]), [graph])[0].verify(CLAIM)
-    shown = full.trace.subgraph["facts"]
-    lines = [
-        f"{f['subject_label']} ({f['subject']}) | {f['property_label']} ({f['pid']}) | "
-        f"{f['object_label']} ({f['object']})"
-        for f in shown
-    ]
-    encoder = default_encoder()
-    scores = Encoder.cosine_matrix(encoder.encode([CLAIM.text]), encoder.encode(lines))[0]
-    assert list(scores) == sorted(scores, reverse=True)
-    assert full.evidence[0].text == lines[0]  # the judge cited [T1], the closest fact
-
-
-def test_expansion_facts_are_always_shown(graph) -> None:
-    script = Script(relations=["P26", "P69"], facts=[1])
-    verdict = method(script, [graph], mode="kg-only", k=2, hops=2, max_facts=2)[0].verify(CLAIM)
+    script = Script(relations=[["P40", "P26"], ["P69"]], facts=["Q6", "Q7"])
+    full = method(script, [graph], mode="kg-only", k=3, hops=2)[0].verify(CLAIM)
     prompt = script.seen["KGVerdict"][0]
-    assert "[T2] Bob Smith (Q2) | educated at (P69) | State University (Q5)" in prompt
-    assert "[T3]" not in prompt
-    # [T1] is the initial retrieval's closest fact, the one the subgraph holds first.
-    first = verdict.trace.subgraph["facts"][0]
-    assert (
-        f"[T1] {first['subject_label']} ({first['subject']}) | {first['property_label']} "
-        f"({first['pid']}) | {first['object_label']} ({first['object']})"
-    ) in prompt
+    shown = [line.split("] ", 1)[1] for line in prompt.splitlines() if line.startswith("[T")]
+    encoder = default_encoder()
+    scores = Encoder.cosine_matrix(encoder.encode([CLAIM.text]), encoder.encode(shown))[0]
+    assert len(shown) == len(full.trace.subgraph["facts"]) and full.trace.facts_cut == 0
+    assert list(scores) == sorted(scores, reverse=True)
+    # A context that holds only part: the closest facts stay, whichever hop found them,
+    # and the cut is recorded.
+    small = Script(relations=[["P40", "P26"], ["P69"]], facts=["Q6", "Q7"])
+    m, _ = method(small, [graph], mode="kg-only", k=3, hops=2)
+    # The verdict prompt without facts, plus room for about two fact lines (~20 tokens
+    # each by the estimate of a backend without a tokenizer).
+    big = 10**6
+    room = free_tokens(m.agents["judge"], VERDICT, context=big, claim=CLAIM.text, facts="",
+                       web="(none)")  # fmt: skip
+    m.config = m.config.model_copy(update={"context_tokens": big - room + 45})
+    cut = m.verify(CLAIM)
+    kept = [line for line in small.seen["KGVerdict"][0].splitlines() if line.startswith("[T")]
+    assert 0 < len(kept) < len(shown) and cut.trace.facts_cut == len(shown) - len(kept)
+    assert [line.split("] ", 1)[1] for line in kept] == shown[: len(kept)]
 
 
 def test_noun_chunks_stand_in_when_no_entity_links(graph) -> None:
@@ -235,22 +291,83 @@ def test_noun_chunks_stand_in_when_no_entity_links(graph) -> None:
 
 def test_the_agent_acts_until_its_verdict(graph) -> None:
     web = Web()
-    script = Script(actions=["expandKG", "webSearch", "verdict"])
-    verdict = method(script, [graph, web])[0].verify(CLAIM)
+    script = Script(actions=[{"action": "expandKG", "entities": ["Q2"]}, "webSearch", "verdict"],
+                    relations=[["P26"], ["P69"]])  # fmt: skip
+    verdict = method(script, [graph, web], hops=1, k=1)[0].verify(CLAIM)
     names = [a["action"] for a in verdict.trace.actions]
     assert names == ["initKGRetrieval", "expandKG", "webSearch", "verdict"]
+    hop = verdict.trace.actions[1]
+    # The agent named Bob (reached by the first observation): the hop starts there.
+    assert hop["entities"] == ["Q2"] and hop["observation"]["from"] == ["Q2"]
+    assert hop["new"] == 1 and ("Q2", "P69", "Q5") in facts_of(verdict)
     assert web.asked == ["Alice birth"]
+    assert len(verdict.trace.web) == 1  # one search, recorded once
     assert verdict.trace.web[0]["kept"][0]["ref"] == "https://example.org/alice"
     assert not verdict.trace.forced_verdict
     assert "Alice Smith was born in Springfield" in script.seen["KGVerdict"][0]
 
 
-def test_the_step_limit_forces_a_verdict(graph) -> None:
+def test_the_agent_can_name_only_what_it_is_offered(graph) -> None:
+    # kg-agent: no web search. The schema's enum holds only the legal actions and the
+    # entities no hop has started from; a webSearch answer does not validate.
+    script = Script(actions=["webSearch", "webSearch", "verdict"], relations=["P26"])
+    verdict = method(script, [graph, Web()], mode="kg-agent", hops=1, k=1)[0].verify(CLAIM)
+    schema = script.schemas["Action"][0]
+    assert allowed(schema, "action") == ["expandKG", "verdict"]
+    assert allowed(schema, "entities") == ["Q2"]
+    assert "query" not in schema["properties"]
+    assert "Actions available: expandKG, verdict." in script.seen["Action"][0]
+    step = verdict.trace.actions[1]
+    assert (step["action"], step["taken"]) == ("invalid", False)
+    assert verdict.trace.web == []
+
+
+def test_no_expansion_is_offered_when_the_agent_hops_are_used(graph) -> None:
+    script = Script(actions=["expandKG", "verdict"], relations=[["P26"], ["P69"]])
+    method(script, [graph], hops=1, k=1, agent_hops=1)[0].verify(CLAIM)
+    first, second = (allowed(s, "action") for s in script.schemas["Action"])
+    assert (first, second) == (["expandKG", "verdict"], ["verdict"])
+    assert "Graph hops left: 0." in script.seen["Action"][1]
+
+
+def test_the_step_limit_forces_a_verdict_with_its_own_prompt(graph) -> None:
     script = Script(actions=["expandKG"] * 10)
-    verdict = method(script, [graph], max_steps=3)[0].verify(CLAIM)
+    m, fake = method(script, [graph], max_steps=3, hops=0, k=1)
+    verdict = m.verify(CLAIM)
     assert verdict.trace.forced_verdict
+    assert [a["action"] for a in verdict.trace.actions[1:4]] == ["expandKG"] * 3
     assert len(script.seen["Action"]) == 3
     assert verdict.trace.actions[-1]["reason"] == "step limit reached"
+    steps = [call.step for call in verdict.trace.calls]
+    assert steps[-1] == "wkgfc.forced_verdict" and "wkgfc.verdict" not in steps
+    system = fake.requests[-1][0][0].content
+    assert "ambiguous or supports only part of it, answer REFUTED" in system
+
+
+def test_the_verdict_is_open_world(graph) -> None:
+    m, fake = method(Script(actions=["verdict"]), [graph])
+    verdict = m.verify(CLAIM)
+    assert [c.step for c in verdict.trace.calls][-1] == "wkgfc.verdict"
+    system = fake.requests[-1][0][0].content
+    assert "not by itself evidence against the claim" in system
+    assert "is REFUTED" not in system and "answer REFUTED" not in system
+
+
+def test_a_confidence_over_100_is_clamped_and_recorded(graph) -> None:
+    script = Script(verdict={"justification": "j", "label": "REFUTED", "confidence": 150,
+                             "cited_facts": [], "cited_passages": []})  # fmt: skip
+    verdict = method(script, [graph], mode="kg-only", hops=0)[0].verify(CLAIM)
+    assert verdict.confidence == 1.0
+    assert any("clamped" in note for note in verdict.trace.calls[-1].normalised)
+
+
+def test_citations_are_counted_valid_or_not(graph) -> None:
+    script = Script(verdict={"justification": "j", "label": "SUPPORTED", "confidence": 0.5,
+                             "cited_facts": [1, 1, 99], "cited_passages": [3]})  # fmt: skip
+    script.relations = [["P19"]]
+    out = method(script, [graph], mode="kg-only", hops=1, k=1)[0].verify(CLAIM)
+    assert out.trace.citations == {"cited": 4, "valid": 1}
+    assert [e.id for e in out.evidence] == ["Q1|P19|Q3"]
 
 
 def test_a_graph_is_required_and_an_optimised_prompt_is_loaded(graph, tmp_path: Path) -> None:
@@ -265,8 +382,8 @@ def test_a_graph_is_required_and_an_optimised_prompt_is_loaded(graph, tmp_path: 
 
 
 def test_web_statements_are_aligned_and_never_override_the_graph(graph) -> None:
-    script = Script(actions=["webSearch", "verdict"])
-    verdict = method(script, [graph, Web()], facts_per_passage=5)[0].verify(CLAIM)
+    script = Script(actions=["webSearch", "verdict"], relations=[["P26"], ["P69"]])
+    verdict = method(script, [graph, Web()], facts_per_passage=5, k=1, hops=1)[0].verify(CLAIM)
     fused = verdict.trace.web_facts
     assert [f["status"] for f in fused] == [
         "already in graph",
@@ -278,30 +395,49 @@ def test_web_statements_are_aligned_and_never_override_the_graph(graph) -> None:
     spouse = fused[1]
     assert (spouse["subject_qid"], spouse["pid"], spouse["object_qid"]) == ("Q1", "P26", "Q6")
     assert spouse["graph_values"] == ["Bob Smith (Q2)"]
-    # Bob's school: the property is matched through the graph's relations of Bob, the
-    # statement found in the graph, and the graph's own fact joins the subgraph.
+    # Birthplace and Bob's school are in the graph, not in the subgraph: skipped (4.3),
+    # and the subgraph is not changed by the web either way.
     school = fused[4]
     assert (school["subject_qid"], school["pid"], school["object_qid"]) == ("Q2", "P69", "Q5")
-    facts = {(f["subject"], f["pid"], f["object"]) for f in verdict.trace.subgraph["facts"]}
-    assert ("Q2", "P69", "Q5") in facts
-    # The graph is unchanged by the web: its fact is shown beside the web's, marked.
-    assert ("Q1", "P26", "Q6") not in facts and ("Q1", "P26", "Q2") in facts
+    assert facts_of(verdict) == {("Q1", "P26", "Q2")}
     prompt = script.seen["KGVerdict"][0]
     assert "Carol Smith (Q6) [web: https://example.org/alice; graph has: Bob Smith (Q2)]" in prompt
+    # The extractor knows the subgraph's entities, not only the seeds.
+    assert "Bob Smith (Q2)" in script.seen["Statements"][0]
 
 
-def test_the_filter_pairs_each_passage_with_its_own_confidence(graph) -> None:
-    # Number 7 is out of range and dropped; passage 1 keeps its own 0.9, not 0.2.
+class ManyWeb(Web):
+    """Seven passages, the one about Alice last in the source's order."""
+
+    def search(self, query, k=5, *, before=None, exclude_domains=()):
+        self.asked.append(query)
+        found = [Evidence(text=f"Fruit fact {i}: bananas.", title=f"F{i}", source="web",
+                          url=f"https://example.org/f{i}") for i in range(6)]  # fmt: skip
+        bio = "Alice Smith was born in Springfield, Freedonia."
+        found.append(Evidence(text=bio, title="Bio", source="web", url="https://example.org/alice"))
+        return apply_filters(found, k, before=before, exclude_domains=exclude_domains)
+
+
+def test_the_filter_sees_the_graph_and_every_candidate(graph) -> None:
     script = Script(
-        actions=["webSearch", "verdict"],
-        passages={"kept": [7, 1, 1], "confidence": [0.2, 0.9, 0.4]},
+        actions=["webSearch", "verdict"], relations=["P19"],
+        passages={"kept": [7, 1, 1, 2, 9], "confidence": [0.6, 0.9, 0.4, 0.95, 1.0]},
+    )  # fmt: skip
+    verdict = method(script, [graph, ManyWeb()], fuse_web=False, web_keep=2, k=1, hops=1)[0].verify(
+        CLAIM
     )
-    verdict = method(script, [graph, Web()], fuse_web=False)[0].verify(CLAIM)
-    kept = verdict.trace.web[0]["kept"]
-    assert [(k["ref"], k["confidence"]) for k in kept] == [("https://example.org/alice", 0.9)]
+    [prompt] = script.seen["PassageChoice"]
+    assert prompt.count("<passage title=") == 7  # all candidates, not a BM25 shortlist
+    assert "Alice Smith (Q1) | place of birth (P19) | Springfield (Q3)" in prompt
+    kept = [(k["ref"], k["confidence"]) for k in verdict.trace.web[0]["kept"]]
+    # Number 9 is out of range; 1 keeps its own 0.9; the two most confident, best first.
+    refs = {f"https://example.org/f{i}" for i in range(6)}
+    assert len(kept) == 2 and kept[0][1] == 0.95 and kept[1][1] == 0.9
+    assert {r for r, _ in kept} <= refs | {"https://example.org/alice"}
+    assert verdict.trace.web[0]["filter_calls"] == 1
 
 
-def test_bm25_puts_the_passage_about_the_claim_first() -> None:
+def test_bm25_puts_the_passage_about_the_query_first() -> None:
     from verity.methods.wkgfc.web import bm25_rerank
 
     fruit = Evidence(text="Bananas are yellow.", title="Fruit", source="web")
@@ -327,29 +463,26 @@ class DownGraph(LocalGraph):
 def test_failing_sources_cost_a_step_not_the_claim(graph, tmp_path: Path) -> None:
     source_file = Path(graph.graph.file)
     down = GraphSource(DownGraph("family-down", file=source_file, root=tmp_path / "kg"))
-    script = Script(actions=["expandKG", "webSearch", "verdict"])
+    script = Script(actions=["webSearch", "verdict"])
     verdict = method(script, [down, DownWeb()])[0].verify(CLAIM)
     steps = verdict.trace.actions
-    assert [a["action"] for a in steps] == ["initKGRetrieval", "expandKG", "webSearch", "verdict"]
-    assert steps[1]["observation"]["stopped"].startswith("graph unavailable: query service")
-    assert "connection refused" in steps[2]["observation"]["error"]
+    assert [a["action"] for a in steps] == ["initKGRetrieval", "webSearch", "verdict"]
+    # The first hop fails and the schedule stops there rather than retrying N times.
+    [hop] = steps[0]["observation"]["hops"]
+    assert hop["stopped"].startswith("graph unavailable: query service")
+    assert "connection refused" in steps[1]["observation"]["error"]
+    assert steps[1]["taken"] is False
+    # Nothing left to expand: the policy was not offered expandKG.
+    assert allowed(script.schemas["Action"][0], "action") == ["webSearch", "verdict"]
     assert verdict.label == Label.SUPPORTED
-
-
-def test_kg_agent_is_told_there_is_no_web(graph) -> None:
-    script = Script(actions=["webSearch", "verdict"])
-    verdict = method(script, [graph, Web()], mode="kg-agent")[0].verify(CLAIM)
-    assert "no web search: not available here" in script.seen["Action"][0]
-    assert verdict.trace.actions[1]["summary"] == "no web search in this setting"
-    assert verdict.trace.web == []
 
 
 def test_full_mode_without_a_web_source_offers_no_search(graph) -> None:
     script = Script(actions=["verdict"])
     method(script, [graph])[0].verify(CLAIM)
-    assert "no web search: not available here" in script.seen["Action"][0]
+    assert "webSearch" not in allowed(script.schemas["Action"][0], "action")
     script = Script(actions=["verdict"])
-    method(script, [graph, Web()])[0].verify(CLAIM)
+    method(script, [graph, Web()], hops=1, k=1)[0].verify(CLAIM)
     assert "Actions available: expandKG, webSearch, verdict." in script.seen["Action"][0]
 
 
@@ -358,59 +491,91 @@ def test_kg_web_runs_the_hops_then_one_search_without_the_agent(graph) -> None:
     script = Script(relations=["P26"], facts=[1])
     verdict = method(script, [graph, web], mode="kg-web", hops=1, fuse_web=False)[0].verify(CLAIM)
     names = [a["action"] for a in verdict.trace.actions]
-    assert names == ["initKGRetrieval", "expandKG", "webSearch"]
+    assert names == ["initKGRetrieval", "webSearch"]
+    assert len(first_hops(verdict)) == 1
     assert web.asked == [CLAIM.text] and "Action" not in script.seen
 
 
 def test_web_only_reads_no_graph(graph) -> None:
     web = Web()
     script = Script()
-    verdict = method(script, [web], mode="web-only", fuse_web=False)[0].verify(CLAIM)
+    before = graph.graph.queries.mark()
+    verdict = method(script, [graph, web], mode="web-only")[0].verify(CLAIM)
     assert [a["action"] for a in verdict.trace.actions] == ["webSearch"]
     assert verdict.trace.subgraph["facts"] == [] and verdict.trace.sparql_queries == 0
-    assert "(no facts yet)" in script.seen["KGVerdict"][0]
-
-
-def test_error_causes_are_exclusive_and_shares_add_up() -> None:
-    from verity.methods.wkgfc.report import error_cause, error_shares
-
-    def trace(*names: str, forced: bool = False) -> dict:
-        return {"forced_verdict": forced,
-                "actions": [{"action": n} for n in ("initKGRetrieval", *names)]}  # fmt: skip
-
-    forced = trace("expandKG", "webSearch", "verdict", forced=True)
-    late_web = trace("expandKG", "webSearch", "verdict")
-    at_once = trace("verdict")
-    early_web = trace("webSearch", "expandKG", "verdict")
-    assert [error_cause(t) for t in (forced, late_web, at_once, early_web)] == [
-        "step limit", "insufficient graph", "over-confidence", "other",
-    ]  # fmt: skip
-    shares = error_shares([forced, late_web, late_web, at_once])
-    assert shares == {"step limit": 0.25, "insufficient graph": 0.5,
-                      "over-confidence": 0.25, "other": 0.0}  # fmt: skip
-    assert error_shares([]) == {}
-
-
-def test_an_action_that_cannot_be_taken_is_not_offered(graph) -> None:
-    script = Script(actions=["expandKG", "expandKG", "verdict"], relations=["P26"], facts=[1])
-    verdict = method(script, [graph], hops=1)[0].verify(CLAIM)
-    first, second = script.seen["Action"][:2]
-    assert "Actions available: expandKG, verdict (no web search" in first
-    assert "Actions available: verdict (no graph expansion: no hops or frontier left; no web" in (
-        second
-    )
-    assert verdict.trace.actions[2]["summary"] == "cannot expand: no hops or frontier left"
+    assert graph.graph.queries.summary(since=before).queries == 0
+    assert "[T" not in script.seen["KGVerdict"][0] and "Statements" not in script.seen
+    assert len(verdict.trace.web) == 1 and verdict.trace.web_facts == []
 
 
 def test_given_evidence_is_read_with_the_first_observation(graph) -> None:
-    # The gold setting (SummEval's source article): read before the policy's first move,
-    # and shown well past a web passage's 600 characters.
+    # The gold setting (verity's extra on SummEval): read before the policy's first
+    # move, and shown well past a web passage's 600 characters.
     article = "Alice Smith grew up in Springfield. " * 30 + "MARKER near the end."
     script = Script(actions=["verdict"])
     m, _ = method(script, [graph], fuse_web=False)
     verdict = m.verify(CLAIM, evidence=[Evidence(text=article, title="Source", source="gold")])
     names = [a["action"] for a in verdict.trace.actions]
     assert names == ["initKGRetrieval", "givenEvidence", "verdict"]
-    assert "[W1] Source (given, confidence 1.00)" in script.seen["Action"][0]
+    assert "[W1] (given, confidence 1.00)" in script.seen["Action"][0]
     assert "MARKER near the end." in script.seen["KGVerdict"][0]
     assert "PassageChoice" not in script.seen  # no filter on given evidence
+
+
+def trace(*steps, forced: bool = False) -> dict:
+    """A trace of the named actions after the first observation; "-x" is x refused."""
+    actions = [{"action": "initKGRetrieval", "taken": True}]
+    actions += [{"action": s.lstrip("-"), "taken": not s.startswith("-")} for s in steps]
+    return {"forced_verdict": forced, "actions": actions}
+
+
+def test_error_types_follow_section_5_7_and_may_overlap() -> None:
+    from verity.methods.wkgfc.report import error_rates, error_types
+
+    # Expanded, then searched, then ran out of steps: IK and EM at once.
+    both = trace("expandKG", "webSearch", "expandKG", forced=True)
+    assert error_types(both) == {"insufficient KG", "exceeding max steps"}
+    assert error_types(trace("expandKG", "webSearch", "verdict")) == {"insufficient KG"}
+    assert error_types(trace("verdict")) == {"over-confidence"}
+    # Searched before any expansion, or expanded without searching: neither IK nor OC.
+    assert error_types(trace("webSearch", "expandKG", "verdict")) == {"other"}
+    assert error_types(trace("expandKG", "verdict")) == {"other"}
+    # A refused expansion is no expansion: the search after it is not IK.
+    assert error_types(trace("-expandKG", "webSearch", "verdict")) == {"other"}
+    assert error_types(trace("-expandKG", "verdict")) == {"over-confidence"}
+    rates = error_rates([both, trace("verdict"), trace("expandKG", "webSearch", "verdict"),
+                         trace("expandKG", "verdict")])  # fmt: skip
+    # By hand: IK 2 of 4, EM 1 of 4, OC 1 of 4, other 1 of 4; they sum to 125 %.
+    assert rates == {"insufficient KG": 0.5, "exceeding max steps": 0.25,
+                     "over-confidence": 0.25, "other": 0.25}  # fmt: skip
+    assert error_rates([]) == {}
+
+
+def test_the_gold_setting_keeps_the_graph_and_says_it_is_verity_s_extra(graph, tmp_path) -> None:
+    from verity.bench.base import DatasetSplit, Example
+    from verity.bench.runner import BenchConfig, prepare
+    from verity.methods.base import load_method
+
+    gold = (Evidence(text="Alice Smith was born in Springfield.", title="Src", source="gold"),)
+    split = DatasetSplit(
+        name="toy-gold", examples=(Example(id="1", subject=CLAIM, label=Label.SUPPORTED,
+                                           gold=gold),),
+        labels=(Label.SUPPORTED, Label.REFUTED), files=(), checksum="x", description="",
+        label_map={}, has_gold=True,
+    )  # fmt: skip
+    fake = ModelClient(FakeChatModel(Script(actions=["verdict"])))
+    config = BenchConfig(dataset="toy-gold", methods=("wkgfc", "direct"), out=tmp_path,
+                         setting="gold", sample=None)  # fmt: skip
+    built: dict[str, list] = {}
+
+    def build(name, sources):
+        built[name] = list(sources)
+        return load_method(name, models=ModelSet(fake), sources=sources)
+
+    run = prepare(config, load=lambda *a, **k: split, build=build, sources=lambda s: [graph])
+    try:
+        assert built == {"wkgfc": [graph], "direct": []}  # only wkgfc keeps its graph
+        [warning] = run.manifest["warnings"]["wkgfc"]
+        assert "verity's extra, not the paper's protocol" in warning
+    finally:
+        run.close()

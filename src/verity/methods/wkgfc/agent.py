@@ -1,17 +1,21 @@
-"""The agentic module (paper section 4.2, a POMDP): the policy picks the next action.
+"""The agentic module (paper sections 3 and 4.1, a POMDP): the policy picks the next action.
 
-After the initial KG retrieval the policy sees the claim, the facts, the web evidence and
-the steps so far, and answers with its reasoning and one action: ``expandKG`` (one more
-beam-search hop), ``webSearch(query)`` or ``verdict``. At ``max_steps`` the verdict is
-forced from the evidence so far. Every action, its reason and what it observed goes into
-``trace.actions``.
+After the first observation (the pruned N-hop subgraph) the policy sees the claim, the
+facts, the web evidence and the steps so far, and answers with its reasoning and one
+action: ``expandKG(entities)`` (one more beam-search hop from the entities it names,
+or from where the last hop ended), ``webSearch(query)`` or ``verdict``. Its output schema
+is built per step from the actions it may take now and the entities it may expand, so it
+cannot name anything else. At ``max_steps`` the verdict is forced (section 5.7). Every
+action, its reason and what it observed goes into ``trace.actions``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, create_model
 
 from verity.errors import ModelOutputError
 from verity.llm.calllog import CallLog
@@ -19,6 +23,9 @@ from verity.llm.client import ModelClient
 from verity.methods.wkgfc.prompts import ACT
 from verity.methods.wkgfc.subgraph import Subgraph
 from verity.methods.wkgfc.web import WebResult
+
+# The first observation is the environment's answer to a_0 (section 4.1), not a choice.
+FIRST_OBSERVATIONS = ("initKGRetrieval", "givenEvidence")
 
 
 @dataclass
@@ -30,14 +37,48 @@ class Episode:
     web: list[WebResult] = field(default_factory=list)
     actions: list[dict[str, Any]] = field(default_factory=list)
     forced: bool = False
+    agent_hops: int = 0  # hops the policy asked for (beyond the initial N)
+    cut: int = 0  # the most facts a prompt left out to fit the model's context
 
     def history(self) -> str:
         """The steps so far, as the policy reads them."""
         lines = []
-        for i, step in enumerate(self.actions[1:], start=1):
-            query = f"({step['query']!r})" if step.get("query") else ""
-            lines.append(f"{i}. {step['action']}{query}: {step['summary']}")
+        chosen = [a for a in self.actions if a["action"] not in FIRST_OBSERVATIONS]
+        for i, step in enumerate(chosen, start=1):
+            if step.get("query"):
+                arg = f"({step['query']!r})"
+            elif step.get("entities"):
+                arg = f"({', '.join(step['entities'])})"
+            else:
+                arg = ""
+            lines.append(f"{i}. {step['action']}{arg}: {step['summary']}")
         return "\n".join(lines) or "(none yet)"
+
+
+@dataclass(frozen=True)
+class Tools:
+    """What the policy's actions do: expand from entities, search the web."""
+
+    expand: Callable[[list[str]], dict[str, Any]]
+    search: Callable[[str], WebResult]
+    facts: Callable[[], str]
+    web: Callable[[], str]
+
+
+def action_model(actions: list[str], entities: list[str]) -> type[BaseModel]:
+    """The policy's answer schema: only ``actions`` may be named, only ``entities`` expanded."""
+    fields: dict[str, Any] = {
+        "reasoning": (str, ...),
+        "action": (Literal[tuple(actions)], ...),
+    }
+    if "expandKG" in actions:
+        item: Any = Literal[tuple(entities)] if entities else str
+        fields["entities"] = (list[item], [])
+    if "webSearch" in actions:
+        fields["query"] = (str, "")
+    model: type[BaseModel] = create_model("Action", **fields)
+    model.__doc__ = "The policy's next move, with its reason first."
+    return model
 
 
 def run_policy(
@@ -45,74 +86,72 @@ def run_policy(
     *,
     model: ModelClient,
     instruction: str,
-    facts: Callable[[], str],
-    web: Callable[[], str],
-    expand: Callable[[], dict[str, Any]],
-    search: Callable[[str], WebResult],
+    tools: Tools,
     max_steps: int,
-    hops_left: Callable[[], int],
+    agent_hops: int,
+    k: int,
     log: CallLog,
     web_allowed: bool = True,
 ) -> None:
     """Act until the policy asks for a verdict or the steps run out (then it is forced)."""
-    # The instruction is the policy prompt, the text that optimisation rewrites.
-    step = replace(ACT, instruction=instruction)
-
-    def can_expand() -> bool:
-        return hops_left() > 0 and bool(episode.sub.frontier)
+    labels = episode.sub.labels
 
     for used in range(max_steps):
+        expandable = episode.sub.expandable() if episode.agent_hops < agent_hops else []
+        actions = [
+            *(["expandKG"] if expandable else []),
+            *(["webSearch"] if web_allowed else []),
+            "verdict",
+        ]
+        names = labels()
+        # The instruction is the policy prompt, the text that optimisation rewrites.
+        step = replace(ACT, instruction=instruction, output=action_model(actions, expandable))
         try:
             act = step.run(
                 model,
                 log=log,
                 claim=episode.claim,
-                facts=facts(),
-                web=web(),
+                facts=tools.facts(),
+                web=tools.web(),
                 history=episode.history(),
                 left=max_steps - used,
-                hops_left=hops_left(),
-                actions=_available(can_expand(), web_allowed),
+                hops_left=agent_hops - episode.agent_hops,
+                actions=", ".join(actions),
+                entities=", ".join(f"{names.get(q, '?')} ({q})" for q in expandable) or "(none)",
             )
         except ModelOutputError as exc:
             episode.actions.append(
-                {"action": "invalid", "reason": str(exc), "summary": "no valid action"}
-            )
+                {"action": "invalid", "reason": str(exc), "summary": "no valid action",
+                 "taken": False, "new": 0}
+            )  # fmt: skip
             continue
-        record: dict[str, Any] = {"action": act.action, "reason": act.reasoning}
-        if act.action == "verdict":
-            record["summary"] = "ready to decide"
+        chosen = str(act.model_dump()["action"])
+        record: dict[str, Any] = {"action": chosen, "reason": getattr(act, "reasoning", "")}
+        if chosen == "verdict":
+            record.update(summary="ready to decide", taken=True, new=0)
             episode.actions.append(record)
             return
-        if act.action == "expandKG":
-            if not can_expand():
-                record["summary"] = "cannot expand: no hops or frontier left"
-            else:
-                hop = expand()
-                record["observation"] = hop
-                record["summary"] = f"{len(hop.get('kept', []))} new facts"
-        elif not web_allowed:
-            record["summary"] = "no web search in this setting"
+        if chosen == "expandKG":
+            named = list(dict.fromkeys(getattr(act, "entities", [])))[:k]
+            # Named none: the hop goes on from where the last one ended (the beam).
+            start = named or [q for q in expandable if q in episode.sub.frontier][:k]
+            start = start or expandable[:k]
+            episode.agent_hops += 1
+            hop = tools.expand(start)
+            record.update(
+                entities=start, observation=hop, taken=True, new=len(hop.get("kept", [])),
+                summary=f"{len(hop.get('kept', []))} new facts",
+            )  # fmt: skip
         else:
-            query = act.query.strip() or episode.claim
-            found = search(query)
-            episode.web.append(found)
-            record["query"] = query
-            record["observation"] = found.to_trace()
-            record["summary"] = f"{len(found.kept)} passages kept of {found.found}"
+            query = getattr(act, "query", "").strip() or episode.claim
+            found = tools.search(query)
+            record.update(
+                query=query, observation=found.to_trace(), taken=found.error is None,
+                new=len(found.kept), summary=f"{len(found.kept)} passages kept of {found.found}",
+            )  # fmt: skip
         episode.actions.append(record)
     episode.forced = True
     episode.actions.append(
-        {"action": "verdict", "reason": "step limit reached", "summary": "forced"}
-    )
-
-
-def _available(can_expand: bool, web_allowed: bool) -> str:
-    """The actions the policy may take now; one it cannot take only wastes a step."""
-    names = [*(["expandKG"] if can_expand else []), *(["webSearch"] if web_allowed else [])]
-    missing = [
-        *([] if can_expand else ["graph expansion: no hops or frontier left"]),
-        *([] if web_allowed else ["web search: not available here"]),
-    ]
-    text = ", ".join([*names, "verdict"])
-    return f"{text} (no {'; no '.join(missing)})" if missing else text
+        {"action": "verdict", "reason": "step limit reached", "summary": "forced",
+         "taken": True, "new": 0}
+    )  # fmt: skip

@@ -1,18 +1,25 @@
-"""Beam-search expansion of the subgraph, expand-and-prune (paper section 4.2).
+"""Beam-search expansion of the subgraph, expand-and-prune (paper sections 4.2 and 5.6).
 
-One hop from the frontier: the candidate relations (out of and into the frontier) are
-ranked by the LLM for relevance to the claim and the top ``k`` kept; each kept relation is
-followed, and when it yields more than ``k`` facts the LLM keeps the ``k`` most useful.
-The entities those facts reach, and that no hop has started from yet, are the next
-frontier; the rest is pruned. A kept fact the subgraph already holds (the initial
-retrieval reads every statement of the seeds) still leads the beam on. A hop costs at
-most 1 + k LLM calls, so N hops and a verdict cost at most N + kN + 1 (21 at k = N = 4).
-A graph that cannot be reached ends the hop, which still counts against N.
+One hop starts from the beam (at most ``k`` entities): the relations out of and into
+them are ranked by the LLM for relevance to the claim and the top ``k`` kept (one call,
+"N calls for pruning at each hop"); each kept relation is followed, and when it reaches
+more than ``k`` entities the LLM keeps the ``k`` most worth following (one call per kept
+relation, "k x N calls for entity expansion pruning"). The beam then takes ``k`` of the
+pruned facts in all, turn by turn from the relations in their rank order, and the items
+those facts reach are the next hop's beam ("at each hop, k entities to expand"). So a
+hop costs at most 1 + k decisions, N hops and a verdict at most N + kN + 1 (21 at
+k = N = 4); repair rounds of a decision are counted apart (`calls_by_step`).
+
+What is cut, and recorded in the hop's trace: a relation is read up to ``limit``
+statements (the graph's own order; ``read`` and ``total`` say how many of how many),
+and the lists shown to the model are cut only to fit its context (``shown``).
+A graph that cannot be reached ends the hop, which still counts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from verity.errors import ModelOutputError, SourceUnavailableError
@@ -20,8 +27,9 @@ from verity.kg.base import Direction, KnowledgeGraph, Relation, Triple
 from verity.kg.facts import fact_text
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
+from verity.methods.wkgfc.context import fit_lines, free_tokens
 from verity.methods.wkgfc.prompts import PRUNE_FACTS, RANK_RELATIONS
-from verity.methods.wkgfc.subgraph import Subgraph
+from verity.methods.wkgfc.subgraph import Relevance, Subgraph, fact_key
 
 
 def valid_choices(chosen: Sequence[int], n: int, k: int) -> list[int]:
@@ -35,13 +43,27 @@ def valid_choices(chosen: Sequence[int], n: int, k: int) -> list[int]:
     return kept
 
 
+@dataclass(frozen=True)
+class Beam:
+    """What a hop needs besides the subgraph: the claim, the graph, the model, k."""
+
+    claim: str
+    graph: KnowledgeGraph
+    model: ModelClient
+    relevance: Relevance
+    k: int
+    limit: int
+    log: CallLog
+    context: int | None = None  # the model's context, when its backend cannot tell
+
+
 def _relation_line(i: int, direction: Direction, rel: Relation) -> str:
     arrow = "outgoing" if direction == "out" else "incoming"
     return f"[{i}] {rel.label or '?'} ({rel.pid}), {arrow}, {rel.count}"
 
 
-def _reached(fact: Triple, direction: Direction) -> str | None:
-    """The entity a fact leads to from the frontier, when it is an item."""
+def _target(fact: Triple, direction: Direction) -> str | None:
+    """The entity a fact leads to from the beam, when it is an item."""
     if direction == "in":
         return fact.subject
     if fact.object_kind == "entity" and fact.object.startswith("Q"):
@@ -49,105 +71,131 @@ def _reached(fact: Triple, direction: Direction) -> str | None:
     return None
 
 
-def expand_hop(
-    sub: Subgraph,
-    claim: str,
-    graph: KnowledgeGraph,
-    model: ModelClient,
-    *,
-    k: int,
-    limit: int,
-    log: CallLog,
-) -> dict[str, Any]:
-    """Grow ``sub`` by one hop in place; return the record of the hop for the trace."""
-    record: dict[str, Any] = {"hop": sub.hops + 1, "frontier": list(sub.frontier)}
-    if not sub.frontier:
-        record["stopped"] = "empty frontier"
+def _by_relevance(beam: Beam, texts: Sequence[str]) -> list[int]:
+    """Indices of ``texts``, closest to the claim first (stable on ties)."""
+    if len(texts) < 2:
+        return list(range(len(texts)))
+    scores = beam.relevance(beam.claim, texts)
+    return sorted(range(len(texts)), key=lambda i: -float(scores[i]))
+
+
+def expand_hop(sub: Subgraph, beam: Beam, start: Sequence[str] | None = None) -> dict[str, Any]:
+    """Grow ``sub`` by one hop in place, from ``start`` or the frontier; return its record."""
+    chosen = [q for q in (start if start else sub.frontier) if q not in sub.expanded]
+    record: dict[str, Any] = {"hop": sub.hops + 1, "from": chosen, "kept": []}
+    if not chosen:
+        record["stopped"] = "nothing to expand"
+        sub.frontier = []  # so that a schedule of hops ends here
         return record
-    frontier = sub.frontier[:200]
     try:
-        _hop(sub, frontier, claim, graph, model, k=k, limit=limit, log=log, record=record)
+        _hop(sub, chosen, beam, record)
     except SourceUnavailableError as exc:
         record["stopped"] = f"graph unavailable: {exc}"
-    sub.expanded.update(frontier)
+        sub.frontier = [q for q in sub.frontier if q not in chosen]
+    sub.expanded.update(chosen)
     sub.hops += 1
     return record
 
 
-def _hop(
-    sub: Subgraph,
-    frontier: list[str],
-    claim: str,
-    graph: KnowledgeGraph,
-    model: ModelClient,
-    *,
-    k: int,
-    limit: int,
-    log: CallLog,
-    record: dict[str, Any],
-) -> None:
+def _hop(sub: Subgraph, start: list[str], beam: Beam, record: dict[str, Any]) -> None:
+    graph, k = beam.graph, beam.k
     candidates: list[tuple[Direction, Relation]] = [
-        *(("out", r) for r in graph.relations(frontier, "out")),
-        *(("in", r) for r in graph.relations(frontier, "in")),
+        *(("out", r) for r in graph.relations(start, "out")),
+        *(("in", r) for r in graph.relations(start, "in")),
     ]
     record["candidates"] = len(candidates)
     if not candidates:
         record["stopped"] = "no relations"
         sub.frontier = record["next_frontier"] = []
         return
-    labels = graph.labels(frontier)
+    order = _by_relevance(beam, [r.label or r.pid for _, r in candidates])
+    candidates = [candidates[i] for i in order]
+    labels = graph.labels(start)
+    entities = ", ".join(f"{labels.get(q, '?')} ({q})" for q in start)
+    lines = [_relation_line(i, d, r) for i, (d, r) in enumerate(candidates, start=1)]
+    room = free_tokens(
+        beam.model, RANK_RELATIONS, context=beam.context, claim=beam.claim,
+        entities=entities, relations="", k=k,
+    )  # fmt: skip
+    shown = fit_lines(lines, room, beam.model)
+    record["relations_shown"] = len(shown)
     try:
         ranked = RANK_RELATIONS.run(
-            model,
-            log=log,
-            claim=claim,
-            entities=", ".join(f"{labels.get(q, '?')} ({q})" for q in frontier),
-            relations="\n".join(
-                _relation_line(i, d, r) for i, (d, r) in enumerate(candidates, start=1)
-            ),
-            k=k,
-        )
-        picked = valid_choices(ranked.chosen, len(candidates), k)
+            beam.model, log=beam.log, claim=beam.claim, entities=entities,
+            relations="\n".join(shown), k=k,
+        )  # fmt: skip
+        picked = valid_choices(ranked.chosen, len(shown), k)
     except ModelOutputError:
         picked = []
     if not picked:
         # No usable ranking: keep the most used relations, so the hop still happens.
         record["fallback"] = "most used relations"
-        by_use = sorted(range(len(candidates)), key=lambda i: -candidates[i][1].count)
-        picked = by_use[:k]
-    record["relations"] = [
-        {
-            "pid": candidates[i][1].pid,
-            "label": candidates[i][1].label,
-            "direction": candidates[i][0],
-        }
-        for i in picked
-    ]
-    next_frontier: dict[str, None] = {}
-    kept_facts: list[Triple] = []
+        picked = sorted(range(len(candidates)), key=lambda i: -candidates[i][1].count)[:k]
+    per_relation: list[list[Triple]] = []
+    record["relations"] = []
     for i in picked:
         direction, rel = candidates[i]
-        facts = graph.follow(frontier, [rel.pid], direction, limit=limit)
-        if len(facts) > k:
-            facts = _prune(facts, claim, model, k=k, log=log)
-        kept_facts.extend(facts)
-        for fact in facts:
-            target = _reached(fact, direction)
-            if target is not None and target not in sub.expanded and target not in frontier:
-                next_frontier.setdefault(target)
-    record["kept"] = [fact_text(f) for f in sub.add(kept_facts)]
-    record["known"] = len(kept_facts) - len(record["kept"])
+        read = graph.follow(start, [rel.pid], direction, limit=beam.limit)
+        fresh = [f for f in read if fact_key(f) not in sub.hop_of]
+        kept = _prune(fresh, beam)
+        per_relation.append(kept)
+        record["relations"].append(
+            {"pid": rel.pid, "label": rel.label, "direction": direction,
+             "total": rel.count, "read": len(read), "new": len(fresh)}
+        )  # fmt: skip
+    beam_facts = _round_robin(per_relation, k)
+    added = sub.add(beam_facts, hop=sub.hops + 1)
+    record["kept"] = [fact_text(f) for f in added]
+    next_frontier: dict[str, None] = {}
+    for fact, direction in ((f, d) for f in beam_facts for d in _directions(f, start)):
+        target = _target(fact, direction)
+        if target is not None and target not in sub.expanded and target not in start:
+            next_frontier.setdefault(target)
     sub.frontier = record["next_frontier"] = list(next_frontier)
 
 
-def _prune(
-    facts: list[Triple], claim: str, model: ModelClient, *, k: int, log: CallLog
-) -> list[Triple]:
-    numbered = "\n".join(f"[{i}] {fact_text(f)}" for i, f in enumerate(facts, start=1))
+def _directions(fact: Triple, start: Sequence[str]) -> list[Direction]:
+    """How a fact was reached from the beam: out of it, into it, or both."""
+    found: list[Direction] = []
+    if fact.subject in start:
+        found.append("out")
+    if fact.object in start:
+        found.append("in")
+    return found
+
+
+def _round_robin(lists: Sequence[Sequence[Triple]], k: int) -> list[Triple]:
+    """At most ``k`` facts, one from each list in turn, lists in rank order."""
+    taken: list[Triple] = []
+    depth = 0
+    while len(taken) < k and any(depth < len(x) for x in lists):
+        for facts in lists:
+            if depth < len(facts) and len(taken) < k:
+                taken.append(facts[depth])
+        depth += 1
+    return taken
+
+
+def _prune(facts: list[Triple], beam: Beam) -> list[Triple]:
+    """The facts of one relation worth following, best first: the LLM's choice of k.
+
+    With k or fewer there is nothing to choose and no call: they go in order of
+    relevance to the claim. Without a usable choice the k closest stand in.
+    """
+    ordered = [facts[i] for i in _by_relevance(beam, [fact_text(f) for f in facts])]
+    if len(ordered) <= beam.k:
+        return ordered
+    room = free_tokens(
+        beam.model, PRUNE_FACTS, context=beam.context, claim=beam.claim, facts="", k=beam.k
+    )
+    lines = fit_lines(
+        [f"[{i}] {fact_text(f)}" for i, f in enumerate(ordered, start=1)], room, beam.model
+    )
     try:
-        choice = PRUNE_FACTS.run(model, log=log, claim=claim, facts=numbered, k=k)
-        picked = valid_choices(choice.chosen, len(facts), k)
+        choice = PRUNE_FACTS.run(
+            beam.model, log=beam.log, claim=beam.claim, facts="\n".join(lines), k=beam.k
+        )
+        picked = valid_choices(choice.chosen, len(lines), beam.k)
     except ModelOutputError:
         picked = []
-    # Without a usable choice, the first k (the graph's own order) stand in.
-    return [facts[i] for i in picked] if picked else facts[:k]
+    return [ordered[i] for i in picked] if picked else ordered[: beam.k]

@@ -5,9 +5,8 @@ statement is aligned where it can be: its subject and object to items of the sub
 (by label) or of the graph (by exact label or alias), its property by label to one the
 subgraph uses or one the graph has for that subject. Then:
 
-- aligned and already a graph fact: skipped as web evidence (the graph said it first);
-  when the graph holds it but the subgraph had not retrieved it, the graph's own fact
-  joins the subgraph;
+- aligned and already a graph fact: skipped (4.3: "If a triplet already exists in the
+  KG, it is skipped"), recorded in the trace only;
 - aligned and new: a web fact, marked with its passage, never stored as a graph fact;
 - a known subject with something unaligned: an annotation on that entity;
 - nothing known: dropped, recorded in the trace.
@@ -33,6 +32,10 @@ from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
 from verity.llm.step import Step
 from verity.methods.wkgfc.subgraph import Subgraph
+
+# verity's cap on the entities listed for the extractor: a subgraph of N hops at k = 4
+# mentions a few dozen; the cap only guards the prompt against a very wide graph.
+MAX_ENTITIES = 100
 
 
 class Statement(BaseModel):
@@ -159,7 +162,6 @@ def align(
     same = [v for v in values if v.object == fact.object_qid]
     if same:
         fact.status = "already in graph"
-        sub.add(same[:1])
         return fact
     fact.status = "web fact"
     shown = dict.fromkeys(
@@ -179,8 +181,14 @@ def fuse(
     per_passage: int,
     log: CallLog,
 ) -> list[WebFact]:
-    """Statements from every passage, aligned; one LLM call per passage."""
-    entities = ", ".join(f"{s.label} ({s.qid})" for s in sub.seeds) or "(none)"
+    """Statements from every passage, aligned; one LLM call per passage.
+
+    The extractor is told every entity of the current subgraph (up to ``MAX_ENTITIES``,
+    seeds first), so that it names them as the graph does.
+    """
+    names = sub.labels()
+    known = [q for q in sub.entities() if q in names][:MAX_ENTITIES]
+    entities = ", ".join(f"{names[q]} ({q})" for q in known) or "(none)"
     facts: list[WebFact] = []
     for ev in passages:
         try:

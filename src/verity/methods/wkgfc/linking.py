@@ -1,21 +1,18 @@
-"""initKGRetrieval (paper section 4.1): claim entities to QIDs, then their one-hop facts.
+"""initKGRetrieval's first half (paper sections 4.1, 4.2): claim entities to QIDs.
 
 Mentions are spaCy's named entities; when none of them links to an item (or there are
 none), its noun chunks are tried. Dates and amounts are left out, as no item stands for
-them. Each mention is linked to its best match; the initial subgraph is the statements
-going out of and coming into each seed, from two SPARQL templates (``neighbours_out``,
-``neighbours_in``), at most ``limit`` per seed and direction, so that one heavily linked
-seed (a country, say) does not crowd out the others. The facts are then ordered by
-relevance to the claim, so that a prompt which can show only some shows the closest.
+them. Each mention is linked to its best match; the seeds are the first frontier of the
+beam search (`verity.methods.wkgfc.expand`), whose N pruned hops complete the initial
+retrieval.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from verity.kg.base import EntityMatch, KnowledgeGraph, Triple
-from verity.kg.facts import fact_text
+from verity.kg.base import EntityMatch, KnowledgeGraph
 from verity.methods.wkgfc.subgraph import Subgraph
 from verity.nlp.ner import EntityRecognizer, noun_chunks
 
@@ -24,9 +21,6 @@ VALUE_TYPES = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINA
 
 # A noun chunk's leading determiner is not part of any item's name ("the banana").
 DETERMINER = re.compile(r"^(the|a|an|this|that|these|those)\s+", re.IGNORECASE)
-
-# Scores each text against the claim, higher is closer.
-Relevance = Callable[[str, Sequence[str]], Sequence[float]]
 
 
 def _unique(found: Sequence[str]) -> list[str]:
@@ -59,24 +53,9 @@ def link_mentions(
     return seeds, unlinked
 
 
-def init_retrieval(
-    text: str,
-    graph: KnowledgeGraph,
-    recognizer: EntityRecognizer,
-    *,
-    limit: int,
-    relevance: Relevance | None = None,
+def seed_subgraph(
+    text: str, graph: KnowledgeGraph, recognizer: EntityRecognizer
 ) -> tuple[Subgraph, list[str]]:
-    """The initial subgraph of a claim, and the mentions that found no entity."""
+    """A subgraph holding the claim's seeds as its frontier, and the mentions not linked."""
     seeds, unlinked = link_mentions(text, graph, recognizer)
-    sub = Subgraph(seeds=list(seeds.values()), frontier=list(seeds))
-    facts: list[Triple] = []
-    for qid in seeds:
-        facts.extend(graph.neighbours([qid], "out", limit=limit))
-        facts.extend(graph.neighbours([qid], "in", limit=limit))
-    if relevance is not None and len(facts) > 1:
-        scores = relevance(text, [fact_text(f) for f in facts])
-        order = sorted(range(len(facts)), key=lambda i: -float(scores[i]))
-        facts = [facts[i] for i in order]
-    sub.initial = len(sub.add(facts))
-    return sub, unlinked
+    return Subgraph(seeds=list(seeds.values()), frontier=list(seeds)), unlinked

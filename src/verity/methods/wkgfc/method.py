@@ -7,9 +7,11 @@
 
 The graph is the first source passed that is a knowledge graph (``kg-local``,
 ``wikidata``); the other sources are the web. ``mode`` gives the paper's ablations
-(Table 3): ``kg-only`` (N hops of expansion, then the verdict), ``web-only``, ``kg-agent``
-(the agent without web search), ``kg-web`` (N hops and one web search, no agent) and
-``full``.
+(Table 3): ``kg-only`` (the initial retrieval's N pruned hops, then the verdict),
+``web-only`` (one web search, no graph at all), ``kg-agent`` (the agent without web
+search), ``kg-web`` (N hops and one web search with the claim, no agent) and ``full``.
+Every default is the paper's where it gives one (cited at the field), else verity's
+choice, said so; docs/wkgfc.md has the table of both.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -25,19 +27,21 @@ from pydantic import Field
 
 from verity.domain import Article, Claim, Evidence, Label, Verdict
 from verity.errors import ConfigError
-from verity.kg.base import KnowledgeGraph
+from verity.kg.base import KnowledgeGraph, Triple
 from verity.kg.facts import fact_text
 from verity.llm.calllog import CallLog
 from verity.llm.spec import ModelSet
+from verity.llm.step import Delimited, Step, data_block, inert
 from verity.methods.base import MethodConfig
 from verity.methods.common import require_claim
-from verity.methods.wkgfc.agent import Episode, run_policy
-from verity.methods.wkgfc.expand import expand_hop, valid_choices
+from verity.methods.wkgfc.agent import Episode, Tools, run_policy
+from verity.methods.wkgfc.context import fit_lines, free_tokens
+from verity.methods.wkgfc.expand import Beam, expand_hop, valid_choices
 from verity.methods.wkgfc.fusion import WebFact, fuse
-from verity.methods.wkgfc.linking import init_retrieval
-from verity.methods.wkgfc.prompts import POLICY, VERDICT, Mode
+from verity.methods.wkgfc.linking import seed_subgraph
+from verity.methods.wkgfc.prompts import ACT, FORCED_VERDICT, POLICY, VERDICT, Mode
 from verity.methods.wkgfc.subgraph import Subgraph
-from verity.methods.wkgfc.web import WebResult, search_web
+from verity.methods.wkgfc.web import WebResult, WebSearch, search_web
 from verity.nlp.embed import Encoder, default_encoder
 from verity.nlp.ner import EntityRecognizer
 from verity.sources.base import Source
@@ -48,19 +52,23 @@ GIVEN = "(given evidence)"  # the query under which given evidence is recorded
 
 
 class WkgfcConfig(MethodConfig):
-    """Settings of ``wkgfc``; k and N as in the paper."""
+    """Settings of ``wkgfc``: the paper's where it gives them, else verity's, each said so."""
 
     mode: Mode = "full"
-    k: int = Field(default=4, ge=1, description="relations and facts kept per hop")
-    hops: int = Field(default=4, ge=0, description="N, the most expansion hops")
+    # Section 5.6: "we set k = 4 and N = 4 in our main experiments".
+    k: int = Field(default=4, ge=1, description="beam size: relations and entities per hop")
+    hops: int = Field(default=4, ge=0, description="N, the hops of the initial retrieval")
+    # verity's choices: the paper bounds the agent's steps (5.7) without giving the bound.
     max_steps: int = Field(default=6, ge=1, description="policy actions before a forced verdict")
-    seed_limit: int = Field(default=25, ge=1, description="initial facts per seed and direction")
-    follow_limit: int = Field(default=50, ge=1, description="facts read per kept relation")
+    agent_hops: int = Field(default=4, ge=0, description="expandKG hops the agent may add")
+    follow_limit: int = Field(default=50, ge=1, description="statements read per kept relation")
     web_k: int = Field(default=10, ge=1, description="passages per web source")
-    web_keep: int = Field(default=5, ge=1, description="passages shown to the filter")
-    max_facts: int = Field(default=40, ge=1, description="facts shown in a prompt")
+    web_keep: int = Field(default=5, ge=1, description="most passages kept per search")
     passage_chars: int = Field(default=600, ge=1, description="characters of a web passage")
     given_chars: int = Field(default=3000, ge=1, description="characters of a given passage")
+    context_tokens: int | None = Field(
+        default=None, ge=256, description="the models' context, when the backend cannot tell"
+    )
     fuse_web: bool = Field(default=True, description="turn kept passages into graph statements")
     facts_per_passage: int = Field(default=3, ge=1)
     policy_prompt: str | None = Field(
@@ -72,6 +80,8 @@ class WkgfcMethod:
     """WKGFC's retrieval, expansion, agent and verdict."""
 
     name: ClassVar[str] = "wkgfc"
+    # The gold setting keeps the graph (verity's extra; the paper ran SummEval open).
+    sources_in_gold: ClassVar[bool] = True
     accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Claim,)
     variants: ClassVar[dict[str, dict[str, Any]]] = {
         "kg-only": {"mode": "kg-only"},
@@ -94,6 +104,7 @@ class WkgfcMethod:
                 "(offline) or --source wikidata"
             )
         self.agents = {role: models.for_role(role) for role in ROLES}
+        self.setting = "open"
         self.recognizer = EntityRecognizer()
         self.policy = self._policy_text()
 
@@ -135,6 +146,20 @@ class WkgfcMethod:
             "sources": [s.to_dict() for s in self.sources],
         }
 
+    def warnings(self) -> list[str]:
+        """What a benchmark report says about this run besides its figures."""
+        if self.setting == "gold":
+            return [
+                "wkgfc in the gold setting reads the dataset's gold passages beside the "
+                "graph: verity's extra, not the paper's protocol (5.2: retrieval methods "
+                "ran open on SummEval)"
+            ]
+        return []
+
+    def use_setting(self, setting: str) -> None:
+        """Told by the benchmark which evidence setting it runs (open, gold, closed)."""
+        self.setting = setting
+
     async def averify(
         self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
     ) -> Verdict:
@@ -146,72 +171,45 @@ class WkgfcMethod:
     ) -> Verdict:
         """Check a claim; ``evidence``, when given, is read with the first observation.
 
-        Given evidence (the gold setting) is the caller's choice: it skips coarse
-        retrieval and the filter, each passage (at most ``web_keep``) has confidence 1.0
-        and is shown up to ``given_chars`` characters rather than ``passage_chars``.
+        Given evidence (the gold setting, verity's extra) is the caller's choice: it skips
+        coarse retrieval and the filter, each passage (at most ``web_keep``) has
+        confidence 1.0 and is shown up to ``given_chars`` characters.
         """
         claim = require_claim(subject, self.name)
         cfg, log = self.config, CallLog()
-        mark = self.graph.queries.mark() if self.graph is not None else 0
+        graph = self.graph if cfg.mode != "web-only" else None  # 5.5: web only, no graph
+        mark = graph.queries.mark() if graph is not None else 0
         episode = Episode(claim=claim.text, sub=Subgraph())
         web_facts: list[WebFact] = []
-        if self.graph is not None and cfg.mode != "web-only":
-            episode.sub, unlinked = init_retrieval(
-                claim.text, self.graph, self.recognizer, limit=cfg.seed_limit, relevance=_relevance
-            )
-            episode.actions.append(
-                {
-                    "action": "initKGRetrieval",
-                    "reason": "first observation",
-                    "summary": f"{len(episode.sub.seeds)} seeds, {len(episode.sub.facts)} facts",
-                    "observation": {
-                        "seeds": [s.qid for s in episode.sub.seeds],
-                        "unlinked": unlinked,
-                        "facts": len(episode.sub.facts),
-                    },
-                }
-            )
 
-        def expand() -> dict[str, Any]:
-            assert self.graph is not None
-            return expand_hop(
-                episode.sub,
-                claim.text,
-                self.graph,
-                self.agents["ranker"],
-                k=cfg.k,
-                limit=cfg.follow_limit,
-                log=log,
-            )
+        def expand(start: list[str] | None = None) -> dict[str, Any]:
+            assert graph is not None
+            beam = Beam(claim.text, graph, self.agents["ranker"], _relevance, cfg.k,
+                        cfg.follow_limit, log, cfg.context_tokens)  # fmt: skip
+            return expand_hop(episode.sub, beam, start)
+
+        if graph is not None:
+            self._first_observation(claim.text, graph, episode, expand)
 
         def absorb(found: WebResult) -> WebResult:
             episode.web.append(found)
-            if cfg.fuse_web and found.kept:
+            if cfg.fuse_web and graph is not None and found.kept:
                 web_facts.extend(
                     fuse(
-                        [e for e, _ in found.kept],
-                        claim.text,
-                        episode.sub,
-                        self.graph,
-                        self.agents["extractor"],
-                        per_passage=cfg.facts_per_passage,
-                        log=log,
+                        [e for e, _ in found.kept], claim.text, episode.sub, graph,
+                        self.agents["extractor"], per_passage=cfg.facts_per_passage, log=log,
                     )
-                )
+                )  # fmt: skip
             return found
 
+        search_with = WebSearch(
+            self.web, claim.text, self.agents["filter"], cfg.web_k, cfg.web_keep,
+            cfg.passage_chars, claim.date, log, cfg.context_tokens,
+        )  # fmt: skip
+
         def search(query: str) -> WebResult:
-            found = search_web(
-                self.web,
-                query,
-                claim.text,
-                self.agents["filter"],
-                k=cfg.web_k,
-                keep=cfg.web_keep,
-                before=claim.date,
-                log=log,
-            )
-            return absorb(found)
+            lines = [fact_text(f) for f in episode.sub.ranked(_relevance, claim.text)]
+            return absorb(search_web(search_with, query, lines))
 
         if evidence is not None:
             # Gold evidence is part of the first observation, so a policy that decides at
@@ -221,41 +219,87 @@ class WkgfcMethod:
             absorb(given)
             episode.actions.append(
                 {"action": "givenEvidence", "reason": "evidence supplied with the claim",
-                 "observation": given.to_trace(), "summary": f"{len(given.kept)} passages"}
+                 "observation": given.to_trace(), "summary": f"{len(given.kept)} passages",
+                 "taken": True, "new": len(given.kept)}
             )  # fmt: skip
-
-        def hops_left() -> int:
-            return cfg.hops - episode.sub.hops
-
-        if cfg.mode in ("kg-only", "kg-web"):
-            while hops_left() > 0 and episode.sub.frontier:
-                hop = expand()
-                episode.actions.append(
-                    {"action": "expandKG", "reason": "fixed schedule", "observation": hop,
-                     "summary": f"{len(hop.get('kept', []))} new facts"}
-                )  # fmt: skip
         if cfg.mode in ("kg-web", "web-only"):
             found = search(claim.text)
             episode.actions.append(
                 {"action": "webSearch", "reason": "fixed schedule", "query": found.query,
-                 "observation": found.to_trace(), "summary": f"{len(found.kept)} kept"}
+                 "observation": found.to_trace(), "summary": f"{len(found.kept)} kept",
+                 "taken": found.error is None, "new": len(found.kept)}
             )  # fmt: skip
         if cfg.mode in ("full", "kg-agent"):
             run_policy(
                 episode,
                 model=self.agents["policy"],
                 instruction=self.policy,
-                facts=lambda: episode.sub.numbered(cfg.max_facts),
-                web=lambda: self._web_text(episode, web_facts),
-                expand=expand,
-                search=search,
+                tools=Tools(
+                    expand=expand,
+                    search=search,
+                    facts=lambda: self._prompt_facts(ACT, claim.text, episode, web_facts)[0],
+                    web=lambda: self._web_text(episode, web_facts),
+                ),
                 max_steps=cfg.max_steps,
-                hops_left=hops_left,
+                agent_hops=cfg.agent_hops,
+                k=cfg.k,
                 log=log,
                 # Without a web source a search could only come back empty.
                 web_allowed=cfg.mode == "full" and bool(self.web),
             )
-        return self._verdict(claim, episode, web_facts, log, mark)
+        return self._verdict(claim, episode, web_facts, log, mark, graph)
+
+    def _first_observation(
+        self,
+        claim: str,
+        graph: KnowledgeGraph,
+        episode: Episode,
+        expand: Callable[[], dict[str, Any]],
+    ) -> None:
+        """The first observation (4.1, 4.2): link the seeds, then N pruned hops from them."""
+        episode.sub, unlinked = seed_subgraph(claim, graph, self.recognizer)
+        hops = []
+        while episode.sub.hops < self.config.hops and episode.sub.frontier:
+            hops.append(expand())
+        episode.actions.append(
+            {
+                "action": "initKGRetrieval",
+                "reason": "first observation",
+                "summary": f"{len(episode.sub.seeds)} seeds, {len(episode.sub.facts)} facts "
+                f"in {episode.sub.hops} hops",
+                "taken": True,
+                "new": len(episode.sub.facts),
+                "observation": {
+                    "seeds": [s.qid for s in episode.sub.seeds],
+                    "unlinked": unlinked,
+                    "hops": hops,
+                    "facts": len(episode.sub.facts),
+                },
+            }
+        )
+
+    def _prompt_facts(
+        self, step: Step[Any], claim: str, episode: Episode, web_facts: Sequence[WebFact]
+    ) -> tuple[str, list[Triple]]:
+        """The facts a prompt shows, closest to the claim first, as many as fit."""
+        ranked = episode.sub.ranked(_relevance, claim)
+        role = "policy" if step is ACT else "judge"
+        inputs: dict[str, Any] = {
+            "claim": claim,
+            "facts": "",
+            "web": self._web_text(episode, web_facts),
+        }
+        if step is ACT:
+            names = episode.sub.labels()
+            inputs.update(
+                history=episode.history(), left=0, hops_left=0, actions="",
+                entities=", ".join(f"{names.get(q, '?')} ({q})" for q in episode.sub.expandable()),
+            )  # fmt: skip
+        room = free_tokens(self.agents[role], step, context=self.config.context_tokens, **inputs)
+        lines = [f"[T{i}] {fact_text(f)}" for i, f in enumerate(ranked, start=1)]
+        shown = fit_lines(lines, room, self.agents[role])
+        episode.cut = max(episode.cut, len(lines) - len(shown))
+        return "\n".join(shown) or "(no facts yet)", ranked[: len(shown)]
 
     def _web_text(self, episode: Episode, web_facts: Sequence[WebFact]) -> str:
         passages = self._passages(episode)
@@ -266,15 +310,14 @@ class WkgfcMethod:
             kind, chars = (
                 ("given", self.config.given_chars) if given else ("web", self.config.passage_chars)
             )
-            lines.append(
-                f"[W{i}] {e.title or e.source} ({kind}, confidence {confidence:.2f}): "
-                f"{e.text[:chars]}"
-            )
+            # Each passage in its own block, so that one cannot forge the next.
+            block = data_block("passage", e.text[:chars], title=e.title or e.source)
+            lines.append(f"[W{i}] ({kind}, confidence {confidence:.2f}) {block}")
         fused = [f.text() for f in web_facts if f.status in ("web fact", "annotation")]
         if fused:
             lines.append("Statements read from these passages:")
-            lines.extend(f"- {line}" for line in fused)
-        return "\n".join(lines)
+            lines.extend(f"- {inert(line)}" for line in fused)
+        return Delimited("\n".join(lines))
 
     @staticmethod
     def _passages(episode: Episode) -> list[tuple[Evidence, float, bool]]:
@@ -293,15 +336,16 @@ class WkgfcMethod:
         web_facts: Sequence[WebFact],
         log: CallLog,
         mark: int,
+        graph: KnowledgeGraph | None,
     ) -> Verdict:
-        cfg = self.config
-        shown = episode.sub.shown(cfg.max_facts)
+        step = FORCED_VERDICT if episode.forced else VERDICT
+        facts_text, shown = self._prompt_facts(step, claim.text, episode, web_facts)
         passages = self._passages(episode)
-        judged = VERDICT.run(
+        judged = step.run(
             self.agents["judge"],
             log=log,
             claim=claim.text,
-            facts=episode.sub.numbered(cfg.max_facts),
+            facts=facts_text,
             web=self._web_text(episode, web_facts),
         )
         facts = [shown[i] for i in valid_choices(judged.cited_facts, len(shown), len(shown))]
@@ -313,13 +357,13 @@ class WkgfcMethod:
             Evidence(
                 text=fact_text(f),
                 title=f.subject_label or f.subject,
-                source=self.graph.name if self.graph is not None else "kg",
+                source=graph.name if graph is not None else "kg",
                 id=f"{f.subject}|{f.pid}|{f.object}",
                 url=f"https://www.wikidata.org/wiki/{f.subject}",
             )
             for f in facts
         ]
-        stats = self.graph.queries.summary(since=mark) if self.graph is not None else None
+        stats = graph.queries.summary(since=mark) if graph is not None else None
         return Verdict(
             label=Label(judged.label),
             confidence=judged.confidence,
@@ -327,20 +371,45 @@ class WkgfcMethod:
             evidence=(*evidence, *cited),
             usage=log.usage(),
             trace=log.trace(
-                mode=cfg.mode,
+                mode=self.config.mode,
                 actions=episode.actions,
                 subgraph=episode.sub.to_trace(),
+                facts_shown=len(shown),
+                facts_cut=episode.cut,
                 web=[w.to_trace() for w in episode.web],
                 web_facts=[f.to_trace() for f in web_facts],
                 forced_verdict=episode.forced,
                 cited_facts=judged.cited_facts,
                 cited_passages=judged.cited_passages,
+                citations={
+                    "cited": len(judged.cited_facts) + len(judged.cited_passages),
+                    "valid": len(facts) + len(cited),
+                },
+                model_calls=calls_by_step(log),
                 sparql_queries=stats.sparql if stats else 0,
                 graph_queries=stats.queries if stats else 0,
             ),
             method=self.name,
             subject=claim,
         )
+
+
+def calls_by_step(log: CallLog) -> dict[str, Any]:
+    """Model calls as the paper counts them (decisions) and their repair rounds, per step.
+
+    A decision is one answer the method asked for; a repair round asks again after an
+    answer that could not be read. Usage's ``llm_calls`` counts both.
+    """
+    steps: dict[str, dict[str, int]] = {}
+    for call in log.calls:
+        row = steps.setdefault(call.step, {"decisions": 0, "repairs": 0})
+        row["decisions"] += 1
+        row["repairs"] += call.attempts - 1
+    return {
+        "decisions": sum(r["decisions"] for r in steps.values()),
+        "repairs": sum(r["repairs"] for r in steps.values()),
+        "by_step": steps,
+    }
 
 
 def _relevance(claim: str, texts: Sequence[str]) -> list[float]:

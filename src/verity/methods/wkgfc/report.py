@@ -1,15 +1,19 @@
-"""The paper's error analysis of WKGFC: what preceded each wrong verdict.
+"""The paper's error analysis of WKGFC (section 5.7, Table 4): what preceded a wrong verdict.
 
-    error_cause(verdict.trace.model_dump())   # 'insufficient graph'
-    error_shares([trace, ...])                 # {'step limit': 0.25, ...} over wrong ones
+    error_types(verdict.trace.model_dump())   # {'insufficient KG'}
+    error_rates([trace, ...])                  # {'insufficient KG': 0.5, ...} over wrong ones
 
-Causes are exclusive and checked in this order, so shares add up to one:
+The three observations are the paper's, and like its Table 4 they may overlap (its
+HOVER column sums to 168.5 %), so each rate is over all wrong verdicts on its own:
 
-- ``step limit``: the verdict was forced when the steps ran out;
-- ``insufficient graph``: the agent searched the web after expanding the graph;
-- ``over-confidence``: the verdict came on the initial graph alone, with no expansion
-  or search;
-- ``other``: anything else (searched the web before any expansion, for instance).
+- ``insufficient KG`` (IK): the agent asked for a web search after the graph had been
+  enhanced, i.e. after an ``expandKG`` it took (a refused one is no expansion);
+- ``exceeding max steps`` (EM): the agent used every step without deciding and the
+  verdict was forced;
+- ``over-confidence`` (OC): the agent took no retrieval action after the first
+  observation and decided on the initial subgraph alone;
+- ``other``: none of the three (5.7 names execution errors and expansion without any
+  web search); reported so that the rates of every wrong verdict are accounted for.
 """
 
 from __future__ import annotations
@@ -17,24 +21,27 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-CAUSES = ("step limit", "insufficient graph", "over-confidence", "other")
+TYPES = ("insufficient KG", "exceeding max steps", "over-confidence")
+OTHER = "other"
+RETRIEVALS = ("expandKG", "webSearch")
 
 
-def error_cause(trace: Mapping[str, Any]) -> str:
-    """The cause a wrong verdict is counted under, from its trace."""
-    actions = [a.get("action") for a in trace.get("actions", [])]
+def error_types(trace: Mapping[str, Any]) -> set[str]:
+    """The observations a wrong verdict's trace shows; ``{'other'}`` when none."""
+    taken = [a.get("action") for a in trace.get("actions", []) if a.get("taken", True)]
+    found: set[str] = set()
+    if "expandKG" in taken and "webSearch" in taken[taken.index("expandKG") :]:
+        found.add("insufficient KG")
     if trace.get("forced_verdict"):
-        return "step limit"
-    if "webSearch" in actions and "expandKG" in actions[: actions.index("webSearch")]:
-        return "insufficient graph"
-    if not {"expandKG", "webSearch"} & set(actions):
-        return "over-confidence"
-    return "other"
+        found.add("exceeding max steps")
+    if not set(RETRIEVALS) & set(taken) and not trace.get("forced_verdict"):
+        found.add("over-confidence")
+    return found or {OTHER}
 
 
-def error_shares(wrong: Iterable[Mapping[str, Any]]) -> dict[str, float]:
-    """Share of each cause among the traces of wrong verdicts; empty when there are none."""
-    causes = [error_cause(trace) for trace in wrong]
-    if not causes:
+def error_rates(wrong: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """Share of wrong verdicts showing each observation (overlapping); empty when none."""
+    found = [error_types(trace) for trace in wrong]
+    if not found:
         return {}
-    return {cause: causes.count(cause) / len(causes) for cause in CAUSES}
+    return {name: sum(name in f for f in found) / len(found) for name in (*TYPES, OTHER)}

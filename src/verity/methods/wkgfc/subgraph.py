@@ -1,27 +1,39 @@
 """The evidence subgraph WKGFC grows: seed entities, the facts kept and the frontier.
 
     graph = Subgraph(seeds=[EntityMatch("Q76", "Barack Obama", None, 1.0, "label", "Obama")])
-    graph.add([Triple("Q76", "Barack Obama", "P26", "spouse", "Q13133", "Michelle Obama")])
-    graph.numbered()   # '[T1] Barack Obama (Q76) | spouse (P26) | Michelle Obama (Q13133)'
+    graph.add([Triple("Q76", "Barack Obama", "P26", "spouse", "Q13133", "Michelle Obama")], hop=1)
+    graph.ranked(relevance, "Obama's wife is Michelle.")   # every fact, closest first
 
 Facts keep their QIDs and PIDs, so a verdict can cite them and anyone can look them up.
-A prompt shows at most a fixed number of facts: those found by expansion always, the
-initial retrieval's (ordered by relevance to the claim) filling the rest.
+Prompts show the facts ranked together by relevance to the claim, whichever hop found
+them, so that a deep expansion never pushes the claim's own facts out; only the model's
+context cuts the list (`verity.methods.wkgfc.context`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from verity.kg.base import EntityMatch, Triple
 from verity.kg.facts import fact_text
 
+# Scores each text against the claim, higher is closer.
+Relevance = Callable[[str, Sequence[str]], Sequence[float]]
+
 
 def fact_key(fact: Triple) -> tuple[str, str, str]:
     """What makes two facts the same statement."""
     return (fact.subject, fact.pid, fact.object)
+
+
+def reached(fact: Triple) -> list[str]:
+    """The items a fact names (its subject, and its object when that is an item)."""
+    found = [fact.subject]
+    if fact.object_kind == "entity" and fact.object.startswith("Q"):
+        found.append(fact.object)
+    return found
 
 
 @dataclass
@@ -31,55 +43,68 @@ class Subgraph:
     seeds: list[EntityMatch] = field(default_factory=list)
     facts: list[Triple] = field(default_factory=list)
     frontier: list[str] = field(default_factory=list)
-    hops: int = 0
-    initial: int = 0  # how many of ``facts`` the initial retrieval found
+    hops: int = 0  # hops run, by the initial retrieval and the agent together
     expanded: set[str] = field(default_factory=set)  # entities a hop has started from
-    _seen: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
+    hop_of: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    _scores: dict[tuple[str, str, str], float] = field(default_factory=dict, repr=False)
 
-    def add(self, facts: Iterable[Triple]) -> list[Triple]:
+    def add(self, facts: Iterable[Triple], *, hop: int = 0) -> list[Triple]:
         """Add facts not already held; return the new ones."""
         new = []
         for fact in facts:
             key = fact_key(fact)
-            if key not in self._seen:
-                self._seen.add(key)
+            if key not in self.hop_of:
+                self.hop_of[key] = hop
                 self.facts.append(fact)
                 new.append(fact)
         return new
 
     def has(self, subject: str, pid: str, obj: str) -> bool:
         """True when the statement is already in the subgraph."""
-        return (subject, pid, obj) in self._seen
+        return (subject, pid, obj) in self.hop_of
 
     def entities(self) -> list[str]:
         """Every item mentioned, seeds first."""
         found = dict.fromkeys(s.qid for s in self.seeds)
         for fact in self.facts:
-            found.setdefault(fact.subject)
-            if fact.object_kind == "entity" and fact.object.startswith("Q"):
-                found.setdefault(fact.object)
+            for qid in reached(fact):
+                found.setdefault(qid)
         return list(found)
 
-    def shown(self, limit: int | None = None) -> list[Triple]:
-        """The facts a prompt shows: every expansion fact first, initial ones fill up.
+    def labels(self) -> dict[str, str]:
+        """Labels of the items mentioned, as the graph gave them."""
+        names = {s.qid: s.label for s in self.seeds}
+        for f in self.facts:
+            if f.subject_label:
+                names.setdefault(f.subject, f.subject_label)
+            if f.object_kind == "entity" and f.object_label:
+                names.setdefault(f.object, f.object_label)
+        return names
 
-        Kept in found order, so ``[T<n>]`` numbers are stable between the policy's steps
-        as long as nothing new is found.
+    def expandable(self) -> list[str]:
+        """Items no hop has started from yet, frontier first, then in order of mention."""
+        found = dict.fromkeys(q for q in self.frontier if q not in self.expanded)
+        for qid in self.entities():
+            if qid not in self.expanded:
+                found.setdefault(qid)
+        return list(found)
+
+    def ranked(self, relevance: Relevance, claim: str) -> list[Triple]:
+        """Every fact, closest to the claim first; ties keep the order found.
+
+        Scores are computed once per fact and kept, so the order of known facts never
+        changes between the policy's steps.
         """
-        if limit is None or len(self.facts) <= limit:
-            return list(self.facts)
-        later = self.facts[self.initial :][:limit]
-        return [*self.facts[: limit - len(later)], *later]
-
-    def numbered(self, limit: int | None = None) -> str:
-        """The facts as ``[T1] ...`` lines (those `shown`), for prompts."""
-        shown: Sequence[Triple] = self.shown(limit)
-        if not shown:
-            return "(no facts yet)"
-        return "\n".join(f"[T{i}] {fact_text(f)}" for i, f in enumerate(shown, start=1))
+        missing = [f for f in self.facts if fact_key(f) not in self._scores]
+        if missing:
+            scores = relevance(claim, [fact_text(f) for f in missing])
+            for fact, score in zip(missing, scores, strict=True):
+                self._scores[fact_key(fact)] = float(score)
+        order = sorted(range(len(self.facts)), key=lambda i: -self._scores[fact_key(self.facts[i])])
+        return [self.facts[i] for i in order]
 
     def to_trace(self) -> dict[str, Any]:
-        """Seeds and facts with their ids."""
+        """Seeds and facts with their ids and the hop that found each."""
         return {
             "seeds": [
                 {"qid": s.qid, "label": s.label, "matched": s.matched, "text": s.matched_text}
@@ -94,6 +119,7 @@ class Subgraph:
                     "object": f.object,
                     "object_label": f.object_label,
                     "object_kind": f.object_kind,
+                    "hop": self.hop_of[fact_key(f)],
                 }
                 for f in self.facts
             ],

@@ -1,10 +1,13 @@
-"""Web retrieval for WKGFC (paper section 4.3): coarse retrieval, then a fine LLM filter.
+"""webSearch(query, currentKG) for WKGFC (paper sections 4.1, 4.3): coarse, then fine.
 
 Coarse: the configured passage sources (web search providers or a local corpus), their
-results re-ranked against the claim with BM25. Fine: the LLM keeps the passages that are
-factually relevant to the claim and consistent, each with a confidence. Kept passages are
-marked as web evidence; they never replace a graph fact. When every source fails, the
-search finds nothing and says why; the episode goes on.
+results ordered by BM25 against the query. Fine: the LLM re-evaluates every candidate,
+beside the facts of the current subgraph, for factual relevance to the claim and
+consistency, and keeps some, each with a confidence. Candidates go to the filter in the
+coarse order, as many per call as fit the model's context (a search of 10 short
+passages is one call). At most ``keep`` passages are kept, the most confident first.
+Kept passages are marked as web evidence; they never replace a graph fact. When every
+source fails, the search finds nothing and says why; the episode goes on.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from verity.errors import ModelOutputError, SourceUnavailableError
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
 from verity.methods.common import numbered, retrieve
+from verity.methods.wkgfc.context import fit_lines, free_tokens
 from verity.methods.wkgfc.prompts import FILTER_PASSAGES
 from verity.sources.base import Source
 from verity.sources.bm25 import BM25Index
@@ -42,12 +46,14 @@ class WebResult:
     found: int = 0
     kept: list[tuple[Evidence, float]] = field(default_factory=list)
     error: str | None = None
+    batches: int = 0  # filter calls: candidates that did not fit one call went to more
 
     def to_trace(self) -> dict[str, Any]:
         """The record kept in the verdict's trace."""
         record: dict[str, Any] = {
             "query": self.query,
             "found": self.found,
+            "filter_calls": self.batches,
             "kept": [{"ref": e.ref, "title": e.title, "confidence": c} for e, c in self.kept],
         }
         if self.error:
@@ -55,38 +61,78 @@ class WebResult:
         return record
 
 
-def search_web(
-    sources: Sequence[Source],
-    query: str,
-    claim: str,
-    model: ModelClient,
-    *,
-    k: int,
-    keep: int,
-    before: date | None,
-    log: CallLog,
-) -> WebResult:
-    """Coarse retrieval, BM25 re-ranking against the claim, then the LLM filter."""
+@dataclass(frozen=True)
+class WebSearch:
+    """What a search needs besides the query: the sources, the filter model, the limits."""
+
+    sources: Sequence[Source]
+    claim: str
+    model: ModelClient
+    k: int
+    keep: int
+    passage_chars: int
+    before: date | None
+    log: CallLog
+    context: int | None = None  # the model's context, when its backend cannot tell
+
+
+def search_web(search: WebSearch, query: str, facts: list[str]) -> WebResult:
+    """Coarse retrieval and BM25 order, then the LLM filter over every candidate.
+
+    ``facts`` are the current subgraph's fact lines, closest to the claim first; the
+    filter sees as many as fit in half of the room its prompt leaves.
+    """
     result = WebResult(query=query)
     try:
-        found = retrieve(sources, query, k, before=before, log=log)
+        found = retrieve(search.sources, query, search.k, before=search.before, log=search.log)
     except SourceUnavailableError as exc:
         result.error = str(exc)
         return result
     result.found = len(found)
-    shortlist = bm25_rerank(claim, found)[:keep]
-    if not shortlist:
+    candidates = bm25_rerank(query, found)
+    if not candidates:
         return result
-    try:
-        choice = FILTER_PASSAGES.run(model, log=log, claim=claim, passages=numbered(shortlist, 600))
-    except ModelOutputError:
-        return result
-    # Each number is paired with its confidence before invalid or repeated numbers are
-    # dropped, so a dropped number cannot shift the confidences of the others.
+    model = search.model
+    room = free_tokens(
+        model, FILTER_PASSAGES, context=search.context, claim=search.claim, facts="",
+        passages="",
+    )  # fmt: skip
+    shown = fit_lines(facts, None if room is None else room // 2, model)
+    facts_text = "\n".join(shown) or "(no facts yet)"
+    left = free_tokens(
+        model, FILTER_PASSAGES, context=search.context, claim=search.claim,
+        facts=facts_text, passages="",
+    )  # fmt: skip
     paired: dict[int, float] = {}
-    for rank, number in enumerate(choice.kept):
-        confidence = choice.confidence[rank] if rank < len(choice.confidence) else 0.5
-        if 1 <= number <= len(shortlist) and number not in paired and len(paired) < keep:
-            paired[number] = float(confidence)
-    result.kept = [(shortlist[n - 1], c) for n, c in paired.items()]
+    start = 0
+    while start < len(candidates):
+        batch = _batch(candidates[start:], left, search.passage_chars, model)
+        try:
+            choice = FILTER_PASSAGES.run(
+                model, log=search.log, claim=search.claim, facts=facts_text,
+                passages=numbered(batch, search.passage_chars),
+            )  # fmt: skip
+        except ModelOutputError:
+            choice = None
+        if choice is not None:
+            # Each number is paired with its confidence before invalid or repeated numbers
+            # are dropped, so a dropped number cannot shift the confidences of the others.
+            for rank, number in enumerate(choice.kept):
+                confidence = choice.confidence[rank] if rank < len(choice.confidence) else 0.5
+                if 1 <= number <= len(batch) and start + number - 1 not in paired:
+                    paired[start + number - 1] = float(confidence)
+        start += len(batch)
+        result.batches += 1
+    best = sorted(paired, key=lambda i: (-paired[i], i))[: search.keep]
+    result.kept = [(candidates[i], paired[i]) for i in sorted(best, key=lambda i: (-paired[i], i))]
     return result
+
+
+def _batch(
+    passages: Sequence[Evidence], room: int | None, chars: int, model: ModelClient
+) -> list[Evidence]:
+    """The head of ``passages`` whose numbered blocks fit in ``room`` (at least one)."""
+    if room is None:
+        return list(passages)
+    lines = [str(numbered([p], chars)) for p in passages]
+    return list(passages[: max(1, len(fit_lines(lines, room, model)))])
