@@ -579,3 +579,13 @@ def test_the_gold_setting_keeps_the_graph_and_says_it_is_verity_s_extra(graph, t
         assert "verity's extra, not the paper's protocol" in warning
     finally:
         run.close()
+
+
+def test_the_beam_takes_k_facts_in_turn_by_relation_rank() -> None:
+    from verity.kg.base import Triple
+    from verity.methods.wkgfc.expand import _round_robin
+
+    a, b, c, d = (Triple("Q1", "", "P1", "", f"Q{i}", "") for i in range(10, 14))
+    # Rank order first, one from each relation in turn, never more than k.
+    assert _round_robin([[a, b], [c, d]], 3) == [a, c, b]
+    assert _round_robin([[a], [c, d]], 4) == [a, c, d]
