@@ -379,6 +379,24 @@ def test_a_graph_is_required_and_an_optimised_prompt_is_loaded(graph, tmp_path: 
     m.verify(CLAIM)
     policy_calls = [msgs for msgs, _, s in fake.requests if s["title"] == "Action"]
     assert policy_calls[0][0].content.startswith("Always check the birthplace first.\n\n")
+    assert m.excluded_ids() == set()  # written by hand: trained on nothing
+    # A prompt from verity optimize keeps its examples out of a benchmark's sample, each
+    # under its own dataset (the paper trains on FEVER and HOVER together, 4.4).
+    saved.write_text(
+        json.dumps(
+            {
+                "prompt": "p",
+                "datasets": ["fever", "hover"],
+                "train_ids": ["fever:7", "hover:u1"],
+                "val_ids": ["fever:9"],
+            }
+        )
+    )
+    trained, _ = method(Script(), [graph], policy_prompt=str(saved))
+    assert trained.excluded_ids() == {("fever", "7"), ("hover", "u1"), ("fever", "9")}
+    saved.write_text("{broken")
+    with pytest.raises(ConfigError, match="cannot read the policy prompt"):
+        method(Script(), [graph], policy_prompt=str(saved))
 
 
 def test_web_statements_are_aligned_and_never_override_the_graph(graph) -> None:

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field
@@ -39,6 +37,7 @@ from verity.methods.wkgfc.context import fit_lines, free_tokens
 from verity.methods.wkgfc.expand import Beam, expand_hop, valid_choices
 from verity.methods.wkgfc.fusion import WebFact, fuse
 from verity.methods.wkgfc.linking import seed_subgraph
+from verity.methods.wkgfc.policyfile import load_policy
 from verity.methods.wkgfc.prompts import ACT, FORCED_VERDICT, POLICY, VERDICT, Mode
 from verity.methods.wkgfc.subgraph import Subgraph
 from verity.methods.wkgfc.web import WebResult, WebSearch, search_web
@@ -110,16 +109,7 @@ class WkgfcMethod:
 
     def _policy_text(self) -> str:
         path = self.config.policy_prompt
-        if path is None:
-            return POLICY
-        try:
-            saved = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
-            text = saved["prompt"]
-        except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
-            raise ConfigError(f"cannot read the policy prompt {path}: {exc}") from exc
-        if not isinstance(text, str) or not text.strip():
-            raise ConfigError(f"the policy prompt in {path} is empty")
-        return text
+        return POLICY if path is None else load_policy(path).prompt
 
     def with_policy(self, text: str) -> WkgfcMethod:
         """The same method with another policy prompt (the optimiser's candidates)."""
@@ -130,11 +120,7 @@ class WkgfcMethod:
     def excluded_ids(self) -> set[tuple[str, str]]:
         """Examples an optimised prompt was trained or validated on: not for evaluation."""
         path = self.config.policy_prompt
-        if path is None:
-            return set()
-        saved = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
-        dataset = saved.get("dataset", "")
-        return {(dataset, i) for i in [*saved.get("train_ids", []), *saved.get("val_ids", [])]}
+        return set() if path is None else set(load_policy(path).examples)
 
     def to_dict(self) -> dict[str, Any]:
         """Configuration for run manifests."""

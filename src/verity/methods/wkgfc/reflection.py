@@ -1,16 +1,37 @@
 """Self-reflection after a training episode (paper section 4.4): critique and reward.
 
-Once the gold label is known, the critic names what went wrong (the paper's error types)
-and a composite reward scores the episode:
+    judged = critique(verdict, "REFUTED", model, CallLog())   # the critic, once gold is known
+    score(verdict, "REFUTED", judged).total(Weights())        # the composite reward, in [0, 1]
+    step_rewards(verdict, "REFUTED", judged, Weights())       # r_t of every step; they sum to it
 
-    reward = 0.6 correctness + 0.2 sufficiency + 0.2 efficiency
+Once the gold label is known, the critic (role ``critic``) judges the whole episode (a
+critique and the paper's error types), whether the evidence gathered settles the claim
+(the paper's evidence sufficiency), and every step in turn, flagging the retrievals that
+were unnecessary or redundant.
+
+The composite reward follows the terms the paper names (4.4: correctness, sufficiency,
+efficiency; the introduction adds citation quality); how they are measured and weighted
+is verity's choice:
+
+    reward = 0.6 correctness + 0.15 sufficiency + 0.1 citation + 0.15 efficiency
 
 - correctness: 1 when the verdict matches the gold label, else 0;
-- sufficiency: 1 when the verdict cites at least one fact or passage that exists, else 0;
-- efficiency: 1 - (actions taken after the initial retrieval) / max_steps, at least 0.
+- sufficiency: 1 when the critic judged the evidence sufficient, else 0 (0 when the
+  critique could not be read);
+- citation: the share of the verdict's cited fact and passage numbers that point at
+  evidence that exists (``trace.citations``: valid / cited), 0 when nothing is cited;
+- efficiency: 1 - redundant / choices. The choices are the policy's retrieval actions
+  (``expandKG``, ``webSearch`` and ``invalid``, a step without a valid action); the first
+  observation and the verdict are not choices. A choice is redundant when it brought
+  nothing new (not carried out, nothing new found, or invalid) or when the critic
+  flagged it. With no choices, efficiency is 1.
 
-Correctness dominates, so a cheap wrong episode never outscores a right one
-(0.2 + 0.2 < 0.6); the weights are configurable.
+Correctness dominates: the other terms together weigh 0.4 < 0.6, so a wrong episode never
+outscores a right one.
+
+Per-step rewards r_t (the buffer's) sum to the episode's reward: each redundant choice
+costs ``efficiency / choices``, the verdict step earns the rest (the correctness,
+sufficiency and citation terms and the whole efficiency weight), other steps earn 0.
 
 Besides the critic's error types, the experience buffer holds two that only the
 optimiser records: ``NO_VERDICT`` (the episode ended without a verdict) and
@@ -19,12 +40,14 @@ optimiser records: ``NO_VERDICT`` (the episode ended without a verdict) and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, fields
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel
 
 from verity.domain import Verdict
+from verity.errors import BadInputError
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
 from verity.llm.step import Step
@@ -42,12 +65,33 @@ ErrorType = Literal[
 NO_VERDICT: Final = "no verdict"
 CRITIQUE_FAILED: Final = "critique failed"
 
+# The first observation answers a_0 (section 4.1): the environment's, not a choice.
+FIRST_OBSERVATIONS: Final = ("initKGRetrieval", "givenEvidence")
+# The policy's retrieval choices, the actions efficiency counts (4.4: "unnecessary or
+# redundant retrieval actions"); "invalid" is a step the policy wasted on no valid action.
+CHOICES: Final = ("expandKG", "webSearch", "invalid")
+
+# verity's choices: how much of each cited evidence text and of the justification the
+# critic reads; enough to judge sufficiency, short enough for a small model's context.
+EVIDENCE_CHARS: Final = 300
+JUSTIFICATION_CHARS: Final = 800
+
+
+class StepCritique(BaseModel):
+    """The critic's word on one step, by its number as shown."""
+
+    step: int
+    critique: str
+    redundant: bool
+
 
 class Critique(BaseModel):
     """The critic's diagnosis of one episode."""
 
     critique: str
     error_type: ErrorType
+    sufficient: bool
+    steps: list[StepCritique]
 
 
 CRITIC = Step(
@@ -56,12 +100,16 @@ CRITIC = Step(
         "You review a fact-checking agent's episode after the true answer is known. Say "
         "what it did well or badly and name the main error: 'missing relation' (the "
         "deciding fact was never retrieved), 'premature verdict' (it decided before the "
-        "evidence sufficed), 'redundant retrieval' (it fetched what it already had), "
-        "'mishandled contradiction' (it resolved conflicting evidence wrongly), or 'none'."
+        "evidence sufficed), 'redundant retrieval' (it fetched what it already had or did "
+        "not need), 'mishandled contradiction' (it resolved conflicting graph and web "
+        "evidence wrongly), or 'none'. Say whether the evidence it cited is enough to "
+        "support or refute the claim (sufficient). Then comment on each numbered step "
+        "and mark a retrieval step redundant when it was unnecessary or repeated one "
+        "before it."
     ),
     template=(
         "Claim: {claim}\nTrue label: {gold}\nAgent's verdict: {predicted}\n\nSteps:\n{steps}"
-        "\n\nJustification given: {justification}"
+        "\n\nEvidence cited:\n{evidence}\n\nJustification given: {justification}"
     ),
     output=Critique,
     trusted=("gold", "predicted"),
@@ -70,38 +118,176 @@ CRITIC = Step(
 
 @dataclass(frozen=True)
 class Weights:
-    """Weights of the composite reward."""
+    """Weights of the composite reward: verity's choice (the paper names the terms only).
+
+    Weights(correctness=0.7, sufficiency=0.1, citation=0.1, efficiency=0.1)
+    Weights.parse("0.6,0.15,0.1,0.15")   # the defaults, in field order
+    """
 
     correctness: float = 0.6
-    sufficiency: float = 0.2
-    efficiency: float = 0.2
+    sufficiency: float = 0.15
+    citation: float = 0.1
+    efficiency: float = 0.15
+
+    def __post_init__(self) -> None:
+        values = [getattr(self, f.name) for f in fields(self)]
+        if any(not math.isfinite(v) or v < 0 for v in values):
+            raise BadInputError(f"reward weights must be non-negative numbers, not {values}")
+        if not math.isclose(sum(values), 1.0, abs_tol=1e-9):
+            raise BadInputError(f"reward weights must sum to 1, not {sum(values):g} ({values})")
+
+    @classmethod
+    def parse(cls, text: str) -> Weights:
+        """Four comma-separated numbers: correctness, sufficiency, citation, efficiency."""
+        parts = [p.strip() for p in text.split(",")]
+        names = ", ".join(f.name for f in fields(cls))
+        if len(parts) != len(fields(cls)):
+            raise BadInputError(f"--weights takes four numbers ({names}), not {text!r}")
+        try:
+            values = [float(p) for p in parts]
+        except ValueError:
+            raise BadInputError(f"--weights takes four numbers ({names}), not {text!r}") from None
+        return cls(*values)
 
 
-def reward(verdict: Verdict, gold: str, max_steps: int, weights: Weights = Weights()) -> float:
-    """The composite reward of one episode (see the module documentation)."""
-    trace = verdict.trace.model_dump()
-    correct = 1.0 if verdict.label.value == gold else 0.0
-    sufficient = 1.0 if verdict.evidence else 0.0
-    observed = ("initKGRetrieval", "givenEvidence")  # first observations, not choices
-    steps = sum(1 for a in trace.get("actions", []) if a["action"] not in observed)
-    efficiency = max(0.0, 1.0 - steps / max_steps)
-    return (
-        weights.correctness * correct
-        + weights.sufficiency * sufficient
-        + weights.efficiency * efficiency
+# The reward's weights when none are given (verity's choice, see Weights).
+DEFAULT_WEIGHTS: Final = Weights()
+
+
+def actions(verdict: Verdict) -> list[dict[str, Any]]:
+    """The episode's steps in order, ending with the verdict (added if the trace lacks it)."""
+    steps = [dict(a) for a in verdict.trace.model_dump().get("actions", [])]
+    if not steps or steps[-1].get("action") != "verdict":
+        steps.append({"action": "verdict", "reason": "", "summary": "", "taken": True, "new": 0})
+    return steps
+
+
+def choice_steps(steps: list[dict[str, Any]]) -> list[int]:
+    """Numbers (from 1, as the critic sees them) of the policy's retrieval choices."""
+    return [t for t, a in enumerate(steps, start=1) if a.get("action") in CHOICES]
+
+
+def redundant_steps(steps: list[dict[str, Any]], judged: Critique | None) -> list[int]:
+    """The choices that brought nothing new or that the critic flagged as redundant."""
+    flagged = {s.step for s in judged.steps if s.redundant} if judged else set()
+    return [
+        t
+        for t in choice_steps(steps)
+        if t in flagged
+        or steps[t - 1].get("action") == "invalid"
+        or not steps[t - 1].get("taken", True)
+        or steps[t - 1].get("new", 1) == 0
+    ]
+
+
+@dataclass(frozen=True)
+class Score:
+    """The reward's four terms for one episode, each in [0, 1]."""
+
+    correctness: float
+    sufficiency: float
+    citation: float
+    efficiency: float
+    choices: int
+    redundant: tuple[int, ...]  # step numbers
+
+    def total(self, weights: Weights) -> float:
+        """The composite reward."""
+        return (
+            weights.correctness * self.correctness
+            + weights.sufficiency * self.sufficiency
+            + weights.citation * self.citation
+            + weights.efficiency * self.efficiency
+        )
+
+
+def score(verdict: Verdict, gold: str, judged: Critique | None) -> Score:
+    """The reward's terms; ``judged`` is None when the critique failed."""
+    steps = actions(verdict)
+    citations = verdict.trace.model_dump().get("citations") or {}
+    cited, valid = int(citations.get("cited", 0)), int(citations.get("valid", 0))
+    choices = len(choice_steps(steps))
+    redundant = redundant_steps(steps, judged)
+    return Score(
+        correctness=1.0 if verdict.label.value == gold else 0.0,
+        sufficiency=1.0 if judged is not None and judged.sufficient else 0.0,
+        citation=min(valid, cited) / cited if cited > 0 else 0.0,
+        efficiency=1.0 - len(redundant) / choices if choices else 1.0,
+        choices=choices,
+        redundant=tuple(redundant),
     )
 
 
+def reward(
+    verdict: Verdict, gold: str, judged: Critique | None, weights: Weights = DEFAULT_WEIGHTS
+) -> float:
+    """The composite reward of one episode (see the module documentation)."""
+    return score(verdict, gold, judged).total(weights)
+
+
+def step_rewards(
+    verdict: Verdict, gold: str, judged: Critique | None, weights: Weights = DEFAULT_WEIGHTS
+) -> list[float]:
+    """r_t for every step of `actions`: they sum to `reward`.
+
+    A redundant choice costs its share of the efficiency weight; the verdict earns the
+    rest, so the reward of the whole episode is paid where the episode ends.
+    """
+    steps = actions(verdict)
+    terms = score(verdict, gold, judged)
+    rewards = [0.0] * len(steps)
+    for t in terms.redundant:
+        rewards[t - 1] = -weights.efficiency / terms.choices
+    rewards[-1] = (
+        weights.correctness * terms.correctness
+        + weights.sufficiency * terms.sufficiency
+        + weights.citation * terms.citation
+        + weights.efficiency
+    )
+    return rewards
+
+
+def step_text(action: dict[str, Any], label: str = "") -> str:
+    """One step as an action call: ``webSearch("query")``, ``expandKG(Q1, Q2)``, ``verdict``."""
+    name = str(action.get("action", "?"))
+    if action.get("query"):
+        return f"{name}({str(action['query'])!r})"
+    if action.get("entities"):
+        return f"{name}({', '.join(str(e) for e in action['entities'])})"
+    if name == "verdict" and label:
+        return f"verdict({label})"
+    return name
+
+
+def outcome_text(action: dict[str, Any]) -> str:
+    """What a step observed, with what made it bring nothing."""
+    text = str(action.get("summary", "")) or "(no summary)"
+    if action.get("action") == "invalid":
+        return f"{text} (wasted step)"
+    if not action.get("taken", True):
+        return f"{text} (not carried out)"
+    if action.get("action") in CHOICES and action.get("new", 1) == 0:
+        return f"{text} (nothing new)"
+    return text
+
+
 def steps_text(verdict: Verdict) -> str:
-    """The episode's actions as the critic reads them."""
+    """The episode's numbered steps as the critic reads them."""
+    lines = [
+        f"{t}. {step_text(a, verdict.label.value)}: {outcome_text(a)}; "
+        f"reason: {a.get('reason', '')}"
+        for t, a in enumerate(actions(verdict), start=1)
+    ]
+    return "\n".join(lines)
+
+
+def evidence_text(verdict: Verdict) -> str:
+    """The cited facts and passages, each cut to `EVIDENCE_CHARS`."""
     lines = []
-    for i, action in enumerate(verdict.trace.model_dump().get("actions", []), start=1):
-        query = f" ({action['query']!r})" if action.get("query") else ""
-        lines.append(
-            f"{i}. {action['action']}{query}: {action.get('summary', '')}; "
-            f"reason: {action.get('reason', '')}"
-        )
-    return "\n".join(lines) or "(no steps)"
+    for i, e in enumerate(verdict.evidence, start=1):
+        text = e.text if len(e.text) <= EVIDENCE_CHARS else e.text[: EVIDENCE_CHARS - 3] + "..."
+        lines.append(f"[{i}] ({e.source}) {text}")
+    return "\n".join(lines) or "(nothing cited)"
 
 
 def critique(verdict: Verdict, gold: str, model: ModelClient, log: CallLog) -> Critique:
@@ -113,15 +299,6 @@ def critique(verdict: Verdict, gold: str, model: ModelClient, log: CallLog) -> C
         gold=gold,
         predicted=verdict.label.value,
         steps=steps_text(verdict),
-        justification=verdict.explanation[:800],
+        evidence=evidence_text(verdict),
+        justification=verdict.explanation[:JUSTIFICATION_CHARS],
     )
-
-
-def episode_record(verdict: Verdict) -> dict[str, Any]:
-    """States, actions and observations of an episode, for the experience buffer."""
-    trace = verdict.trace.model_dump()
-    return {
-        "actions": trace.get("actions", []),
-        "subgraph": trace.get("subgraph", {}),
-        "web": trace.get("web", []),
-    }
