@@ -219,6 +219,14 @@ def test_an_epoch_covers_every_training_example_once_in_a_new_order(tmp_path: Pa
     assert model.seen["Critique"] == 10 and model.seen["Rewrite"] == 6
 
 
+def test_mini_batches_hold_ten_examples_by_default(tmp_path: Path) -> None:
+    train = [example(f"t{i}", f"Claim {i} is true.", S) for i in range(12)]
+    result, model, _ = run(tmp_path, Scripted(("x{n}",)), train=train)
+    # verity's batch of ten: twelve examples make two gradients and two rewrites.
+    assert [u["episodes"] for u in result["lineage"][1]["updates"]] == [10, 2]
+    assert model.seen["Rewrite"] == 2
+
+
 def test_epoch_batches_are_seeded_by_seed_plus_epoch() -> None:
     train = [example(str(i), "c", S) for i in range(7)]
     batches = epoch_batches(train, epoch=1, seed=0, size=3)
@@ -233,6 +241,9 @@ def test_validation_runs_once_per_epoch(tmp_path: Path) -> None:
     # The initial prompt, then each epoch's prompt: (1 + 3) x 2 validation claims.
     assert len(validated(calls)) == (1 + 3) * len(VAL)
     assert [step.get("val_score") for step in result["lineage"]] == [0.5] * 4
+    # No rewrite beat the initial prompt: a tie keeps the earlier prompt.
+    assert [step["accepted"] for step in result["lineage"]] == [True, False, False, False]
+    assert result["prompt"] == POLICY
 
 
 def test_the_best_prompt_is_kept_across_epochs(tmp_path: Path) -> None:
@@ -293,6 +304,10 @@ def test_the_gradient_reads_whole_episodes_with_their_steps(tmp_path: Path) -> N
     _, model, _ = run(tmp_path, Scripted(critique=long))
     [prompt] = model.gradients
     assert prompt.count("Episode ") == 3 and "x" * 1000 in prompt
+    # The steps come back from the buffer in their order.
+    first = prompt[: prompt.index("Episode 2")]
+    places = [first.index(f"  step {t} |") for t in (1, 2, 3, 4)]
+    assert places == sorted(places)
     assert "True label REFUTED; verdict SUPPORTED; reward 0.28; error: premature verdict" in prompt
     assert (
         "  step 3 | state: 7 facts, 0 passages; steps so far: initKGRetrieval, expandKG | "

@@ -12,7 +12,6 @@ from verity.errors import BadInputError
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
 from verity.methods.wkgfc.reflection import (
-    EVIDENCE_CHARS,
     Critique,
     StepCritique,
     Weights,
@@ -160,7 +159,8 @@ def test_the_critic_sees_steps_cited_evidence_and_judges_each_step() -> None:
     assert "2. expandKG(Q76): 3 new; reason: why expandKG" in prompt
     assert "5. verdict(SUPPORTED)" in prompt
     assert f"[1] (toy) {FACT.text}" in prompt
-    assert "y" * (EVIDENCE_CHARS - 3) + "..." in prompt and "y" * EVIDENCE_CHARS not in prompt
+    # Each cited text is cut to 300 characters (verity's choice), the cut marked.
+    assert "y" * 297 + "..." in prompt and "y" * 298 not in prompt
     assert "Married in 1992." in prompt
     # The justification is read up to 800 characters (verity's choice).
     wordy = verdict().model_copy(update={"explanation": "j" * 1000})
