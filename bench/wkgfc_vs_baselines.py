@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/wkgfc_vs_baselines.py [--sample 50] [--out bench/out/wkgfc] \
         [--methods direct,rag,wkgfc,wkgfc/kg-only,wkgfc/web-only,wkgfc/kg-agent,wkgfc/kg-web]
+    .venv/bin/python bench/wkgfc_vs_baselines.py --ids 7769,35619 --out bench/out/again
 
 The sample is drawn from FEVER paper_dev (binary, NOT ENOUGH INFO left out) among claims
 whose first named entity has an exact label or alias in ``kg-local``: the graph covers
@@ -14,7 +15,8 @@ tokens, decisions (calls as the paper counts them, without repairs), SPARQL quer
 seconds per claim, then WKGFC's error analysis (`verity.methods.wkgfc.report`). Every
 verdict (id, gold, predicted, calls) is written to ``OUT/verdicts.json``, so that two runs
 on the same sample can be compared claim by claim. The answer cache is off, so every
-figure is measured.
+figure is measured. ``--ids`` names FEVER examples (of the covered pool) instead of a
+sample, to rerun part of an earlier run's sample claim by claim.
 """
 
 from __future__ import annotations
@@ -63,13 +65,16 @@ def main() -> None:
         "--methods",
         default="direct,rag,wkgfc,wkgfc/kg-only,wkgfc/web-only,wkgfc/kg-agent,wkgfc/kg-web",
     )
+    parser.add_argument("--ids", default=None, help="comma-separated FEVER ids to run")
     args = parser.parse_args()
+    ids = tuple(i.strip() for i in args.ids.split(",") if i.strip()) if args.ids else None
     config = BenchConfig(
         dataset="fever",
         methods=tuple(m.strip() for m in args.methods.split(",") if m.strip()),
         out=args.out,
         setting="open",
         sample=args.sample,
+        ids=ids,
         seed=0,
         sources=("kg-local", "offline-wiki"),
     )

@@ -222,6 +222,50 @@ def test_a_hop_keeps_k_entities_not_k_per_relation(graph) -> None:
     assert hop["next_frontier"] == ["Q2", "Q6"]
 
 
+def test_a_relation_whose_statements_are_all_held_is_not_offered(graph) -> None:
+    # Hop 1 follows Alice's spouse; from Bob, "spouse" read backwards leads only to the
+    # fact already held: it is not offered, so hop 2 reaches Bob's university.
+    script = Script(relations=[["P26"], [1]])
+    m, _ = method(script, [graph], mode="kg-only", k=1, hops=2)
+    verdict = m.verify(Claim(text="Alice Smith's husband studied at State University."))
+    first, second = first_hops(verdict)
+    assert (
+        first["held_relations"] == 0
+        and "child (P40), outgoing, 3" in script.seen["RelationChoice"][0]
+    )
+    assert second["held_relations"] == 1
+    assert "(P26)" not in script.seen["RelationChoice"][1]
+    assert second["kept"] == ["Bob Smith (Q2) | educated at (P69) | State University (Q5)"]
+    # From Carol, the one relation is "child" back to Alice, held: the schedule ends.
+    script = Script(relations=["P40"], facts=["Q6"])
+    verdict = method(script, [graph], mode="kg-only", k=1, hops=2)[0].verify(
+        Claim(text="Alice Smith has a child.")
+    )
+    first, second = first_hops(verdict)
+    assert first["kept"] == ["Alice Smith (Q1) | child (P40) | Carol Smith (Q6)"]
+    assert (second["stopped"], second["held_relations"]) == ("no new relations", 1)
+    assert len(script.seen["RelationChoice"]) == 1  # nothing left to rank at hop 2
+
+
+def test_a_relation_shows_the_statements_not_yet_held(graph) -> None:
+    from verity.kg.base import Triple
+    from verity.llm.calllog import CallLog
+    from verity.methods.wkgfc.expand import Beam, expand_hop
+    from verity.methods.wkgfc.subgraph import Subgraph
+
+    sub = Subgraph()
+    sub.add([Triple("Q1", "Alice Smith", "P40", "child", "Q6", "Carol Smith")], hop=1)
+    script = Script(relations=["P40"], facts=[1])
+    beam = Beam(claim="Alice Smith has three children.", graph=graph.graph,
+                model=ModelClient(FakeChatModel(script)), relevance=lambda c, t: [0.0] * len(t),
+                k=1, limit=50, log=CallLog())  # fmt: skip
+    record = expand_hop(sub, beam, start=["Q1"])
+    # Alice has three "child" statements, one held: the line counts the other two.
+    assert "child (P40), outgoing, 2" in script.seen["RelationChoice"][0]
+    assert record["relations"][0] == {"pid": "P40", "label": "child", "direction": "out",
+                                      "total": 3, "read": 3, "new": 2}  # fmt: skip
+
+
 def test_the_fallback_keeps_the_most_used_relations(graph) -> None:
     script = Script(relations=[99])  # out of range: no usable ranking
     verdict = method(script, [graph], mode="kg-only", k=1, hops=1)[0].verify(

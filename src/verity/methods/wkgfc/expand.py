@@ -10,6 +10,10 @@ those facts reach are the next hop's beam ("at each hop, k entities to expand").
 hop costs at most 1 + k decisions, N hops and a verdict at most N + kN + 1 (21 at
 k = N = 4); repair rounds of a decision are counted apart (`calls_by_step`).
 
+A relation all of whose statements around the beam are held already (the one the beam
+arrived by, read backwards) is not offered: it could bring nothing new, and a model that
+picks it would end the schedule early (``held_relations`` counts them).
+
 What is cut, and recorded in the hop's trace: a relation is read up to ``limit``
 statements (the graph's own order; ``read`` and ``total`` say how many of how many),
 and the lists shown to the model are cut only to fit its context (``shown``).
@@ -57,9 +61,21 @@ class Beam:
     context: int | None = None  # the model's context, when its backend cannot tell
 
 
-def _relation_line(i: int, direction: Direction, rel: Relation) -> str:
+def _relation_line(i: int, direction: Direction, rel: Relation, unread: int) -> str:
     arrow = "outgoing" if direction == "out" else "incoming"
-    return f"[{i}] {rel.label or '?'} ({rel.pid}), {arrow}, {rel.count}"
+    return f"[{i}] {rel.label or '?'} ({rel.pid}), {arrow}, {unread}"
+
+
+def _held(sub: Subgraph, start: Sequence[str]) -> dict[tuple[Direction, str], int]:
+    """How many statements of each (direction, property) around ``start`` are held already."""
+    starts = set(start)
+    held: dict[tuple[Direction, str], int] = {}
+    for fact in sub.facts:
+        if fact.subject in starts:
+            held[("out", fact.pid)] = held.get(("out", fact.pid), 0) + 1
+        if fact.object in starts:
+            held[("in", fact.pid)] = held.get(("in", fact.pid), 0) + 1
+    return held
 
 
 def _target(fact: Triple, direction: Direction) -> str | None:
@@ -104,15 +120,24 @@ def _hop(sub: Subgraph, start: list[str], beam: Beam, record: dict[str, Any]) ->
         *(("in", r) for r in graph.relations(start, "in")),
     ]
     record["candidates"] = len(candidates)
+    # A relation whose statements are all held already (typically the one the beam
+    # arrived by, read backwards) would bring nothing new: it is not offered, and the
+    # count shown is of the statements not held yet.
+    held = _held(sub, start)
+    unread = {(d, r.pid): r.count - held.get((d, r.pid), 0) for d, r in candidates}
+    candidates = [(d, r) for d, r in candidates if unread[(d, r.pid)] > 0]
+    record["held_relations"] = record["candidates"] - len(candidates)
     if not candidates:
-        record["stopped"] = "no relations"
+        record["stopped"] = "no relations" if not record["candidates"] else "no new relations"
         sub.frontier = record["next_frontier"] = []
         return
     order = _by_relevance(beam, [r.label or r.pid for _, r in candidates])
     candidates = [candidates[i] for i in order]
     labels = graph.labels(start)
     entities = ", ".join(f"{labels.get(q, '?')} ({q})" for q in start)
-    lines = [_relation_line(i, d, r) for i, (d, r) in enumerate(candidates, start=1)]
+    lines = [
+        _relation_line(i, d, r, unread[(d, r.pid)]) for i, (d, r) in enumerate(candidates, start=1)
+    ]
     room = free_tokens(
         beam.model, RANK_RELATIONS, context=beam.context, claim=beam.claim,
         entities=entities, relations="", k=k,
@@ -130,7 +155,7 @@ def _hop(sub: Subgraph, start: list[str], beam: Beam, record: dict[str, Any]) ->
     if not picked:
         # No usable ranking: keep the most used relations, so the hop still happens.
         record["fallback"] = "most used relations"
-        picked = sorted(range(len(candidates)), key=lambda i: -candidates[i][1].count)[:k]
+        picked = sorted(range(len(candidates)), key=lambda i: -unread[_pair(candidates[i])])[:k]
     per_relation: list[list[Triple]] = []
     record["relations"] = []
     for i in picked:
@@ -152,6 +177,10 @@ def _hop(sub: Subgraph, start: list[str], beam: Beam, record: dict[str, Any]) ->
         if target is not None and target not in sub.expanded and target not in start:
             next_frontier.setdefault(target)
     sub.frontier = record["next_frontier"] = list(next_frontier)
+
+
+def _pair(candidate: tuple[Direction, Relation]) -> tuple[Direction, str]:
+    return candidate[0], candidate[1].pid
 
 
 def _directions(fact: Triple, start: Sequence[str]) -> list[Direction]:
