@@ -84,9 +84,12 @@ def optimize_command(
         int, typer.Option(min=1, help="Training examples per gradient and rewrite.")
     ] = 10,
     weights: Annotated[
-        str,
-        typer.Option(help="Reward weights: correctness,sufficiency,citation,efficiency."),
-    ] = "0.6,0.15,0.1,0.15",
+        str | None,
+        typer.Option(
+            help="Reward weights: correctness,sufficiency,citation,efficiency "
+            "(default 0.6,0.15,0.1,0.15, verity's choice)."
+        ),
+    ] = None,
     seed: Annotated[
         int, typer.Option(help="Seed of the train/validation draw and the training order.")
     ] = 0,
@@ -115,7 +118,7 @@ def optimize_command(
     names = list(dataset or DATASETS)
     if len(set(names)) != len(names):
         raise BadInputError(f"--dataset names a dataset twice: {', '.join(names)}")
-    reward_weights = Weights.parse(weights)
+    reward_weights = Weights.parse(weights) if weights is not None else Weights()
     settings = settings_from_options(
         config, model=model, base_url=base_url, api_key_env=api_key_env, sources=source
     )

@@ -155,7 +155,8 @@ def _hop(sub: Subgraph, start: list[str], beam: Beam, record: dict[str, Any]) ->
     if not picked:
         # No usable ranking: keep the most used relations, so the hop still happens.
         record["fallback"] = "most used relations"
-        picked = sorted(range(len(candidates)), key=lambda i: -unread[_pair(candidates[i])])[:k]
+        pairs = [(d, r.pid) for d, r in candidates]
+        picked = sorted(range(len(candidates)), key=lambda i: -unread[pairs[i]])[:k]
     per_relation: list[list[Triple]] = []
     record["relations"] = []
     for i in picked:
@@ -177,10 +178,6 @@ def _hop(sub: Subgraph, start: list[str], beam: Beam, record: dict[str, Any]) ->
         if target is not None and target not in sub.expanded and target not in start:
             next_frontier.setdefault(target)
     sub.frontier = record["next_frontier"] = list(next_frontier)
-
-
-def _pair(candidate: tuple[Direction, Relation]) -> tuple[Direction, str]:
-    return candidate[0], candidate[1].pid
 
 
 def _directions(fact: Triple, start: Sequence[str]) -> list[Direction]:

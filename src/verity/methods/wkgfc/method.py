@@ -105,11 +105,10 @@ class WkgfcMethod:
         self.agents = {role: models.for_role(role) for role in ROLES}
         self.setting = "open"
         self.recognizer = EntityRecognizer()
-        self.policy = self._policy_text()
-
-    def _policy_text(self) -> str:
-        path = self.config.policy_prompt
-        return POLICY if path is None else load_policy(path).prompt
+        # An optimised prompt is read once: its text, and the examples it has seen.
+        saved = load_policy(self.config.policy_prompt) if self.config.policy_prompt else None
+        self.policy = saved.prompt if saved else POLICY
+        self._seen = saved.examples if saved else frozenset()
 
     def with_policy(self, text: str) -> WkgfcMethod:
         """The same method with another policy prompt (the optimiser's candidates)."""
@@ -119,8 +118,7 @@ class WkgfcMethod:
 
     def excluded_ids(self) -> set[tuple[str, str]]:
         """Examples an optimised prompt was trained or validated on: not for evaluation."""
-        path = self.config.policy_prompt
-        return set() if path is None else set(load_policy(path).examples)
+        return set(self._seen)
 
     def to_dict(self) -> dict[str, Any]:
         """Configuration for run manifests."""
