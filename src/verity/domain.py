@@ -103,6 +103,11 @@ class Usage(_Frozen):
     cached_tokens: int = Field(default=0, ge=0)
     cached_calls: int = Field(default=0, ge=0)
     seconds: float = Field(default=0.0, ge=0.0)
+    # Of a whole check (zero on a single call's record): the calls that stood one after
+    # another, its wall time, and the part of it with none of its calls in flight.
+    critical_calls: int = Field(default=0, ge=0)
+    wall_seconds: float = Field(default=0.0, ge=0.0)
+    non_model_seconds: float = Field(default=0.0, ge=0.0)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -112,6 +117,9 @@ class Usage(_Frozen):
             cached_tokens=self.cached_tokens + other.cached_tokens,
             cached_calls=self.cached_calls + other.cached_calls,
             seconds=self.seconds + other.seconds,
+            critical_calls=self.critical_calls + other.critical_calls,
+            wall_seconds=self.wall_seconds + other.wall_seconds,
+            non_model_seconds=self.non_model_seconds + other.non_model_seconds,
         )
 
 

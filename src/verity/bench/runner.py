@@ -40,7 +40,7 @@ from verity.bench.report import MethodResult, write_report
 from verity.bench.store import ResultRow, ResultStore
 from verity.domain import Label, Usage, Verdict
 from verity.errors import BadInputError
-from verity.llm.spec import ModelSettings
+from verity.llm.spec import ModelSet, ModelSettings
 from verity.methods.base import Method, method_class
 from verity.sources.base import Source
 
@@ -233,6 +233,15 @@ class BenchRun:
             json.dumps(manifest, indent=2, default=str), encoding="utf-8"
         )
 
+    def follow_concurrency(self) -> list[str]:
+        """Let the methods' models take ``concurrency`` examples at once; what caps it."""
+        lines: list[str] = []
+        for method in self.methods.values():
+            models = getattr(method, "models", None)
+            if isinstance(models, ModelSet):
+                lines += [f"warning: {line}" for line in models.follow(self.config.concurrency)]
+        return list(dict.fromkeys(lines))
+
     def warning_lines(self) -> list[str]:
         """Every method's warnings, one line each: ``warning: METHOD: sentence``."""
         return [
@@ -248,7 +257,7 @@ class BenchRun:
         go to this module's logger at WARNING level, which reaches stderr even when the
         program configured no logging.
         """
-        for line in self.warning_lines():
+        for line in [*self.warning_lines(), *self.follow_concurrency()]:
             if warn is not None:
                 warn(line)
             else:

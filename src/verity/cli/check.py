@@ -213,7 +213,7 @@ def _batch(settings: Settings, input_file: Path, output_file: Path, concurrency:
     names = _method_names(settings, items, input_file)
     # The output is checked and locked before any model loads: a mistake costs nothing.
     with ResultFile(output_file, source=input_file) as output:
-        verify = _verifier(settings, names)
+        verify = _verifier(settings, names, concurrency)
         _run(items, verify, output, input_file, concurrency, len(bad))
 
 
@@ -286,10 +286,15 @@ def _method_names(
 
 
 def _verifier(
-    settings: Settings, names: dict[type[Claim] | type[Article], str]
+    settings: Settings, names: dict[type[Claim] | type[Article], str], concurrency: int
 ) -> Callable[[Claim | Article], Verdict]:
-    """One method per kind of subject; claims and articles on one method share its models."""
+    """One method per kind of subject; claims and articles on one method share its models.
+
+    The models take the calls of ``concurrency`` checks at once, unless a limit set in
+    the settings caps them, which is said.
+    """
     from verity.api import method_from_settings
+    from verity.llm.spec import ModelSet
     from verity.methods.base import Method
 
     by_name: dict[str, Method] = {}
@@ -298,5 +303,9 @@ def _verifier(
             by_name[name] = method_from_settings(settings, kind)
     for built in by_name.values():
         warn(built)
+        models = getattr(built, "models", None)
+        if isinstance(models, ModelSet):
+            for line in models.follow(concurrency):
+                say("yellow", f"warning: {line}")
     methods = {kind: by_name[name] for kind, name in names.items()}
     return lambda subject: methods[type(subject)].verify(subject)

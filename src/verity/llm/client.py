@@ -21,13 +21,13 @@ import math
 import random
 import threading
 import time
-import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from verity import schedule
 from verity.domain import Message, ModelCall, RejectedAnswer, Usage
 from verity.errors import ModelOutputError
 from verity.http.retry import retry_delay
@@ -35,6 +35,7 @@ from verity.llm.base import ChatBackend, GenParams, RawCompletion, TransientMode
 from verity.llm.cache import ResponseCache, cache_key
 from verity.llm.calllog import CallLog
 from verity.llm.parse import parse_answer, parse_json_answer
+from verity.llm.slots import Slots
 
 __all__ = [
     "ANSWER_SLACK_CHARS",
@@ -62,6 +63,11 @@ ESTIMATE_CHARS_PER_TOKEN = 4
 # The longest wait between two retries, whatever a server asks for: a longer pause is an
 # outage, better reported than waited out.
 MAX_RETRY_WAIT = 60.0
+
+# Calls one check may have in flight when nothing else is said: the widest fan-out of the
+# built-in methods (ZoFia: five linguist dimensions, the expert and a claim at once) with
+# room to spare. A run of N checks at once allows N times as many (`ModelClient.follow`).
+CALLS_PER_CHECK = 8
 
 _REPAIR = (
     "Your previous answer could not be used: {error}\n"
@@ -123,7 +129,7 @@ class ModelClient:
         *,
         cache: ResponseCache | None = None,
         params: GenParams | None = None,
-        max_concurrency: int = 4,
+        max_concurrency: int | None = None,
         retries: int = 3,
         backoff: float = 1.0,
         repair_attempts: int = 1,
@@ -138,16 +144,36 @@ class ModelClient:
         self.repair_attempts = repair_attempts
         self.role = role
         self.chars_per_token = chars_per_token
-        self.max_concurrency = max_concurrency
-        self._sync_slots = threading.BoundedSemaphore(max_concurrency)
-        self._async_slots: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, asyncio.Semaphore
-        ] = weakref.WeakKeyDictionary()
+        # Unset, the limit follows the run (`follow`); set, it holds whatever the run asks.
+        self.explicit_limit = max_concurrency is not None
+        self._slots = Slots(max_concurrency or CALLS_PER_CHECK)
         self._meter = _Meter()
         # Injected in tests so retries do not wait and their waits are known in advance.
         self.sleep: Callable[[float], None] = time.sleep
         self.asleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         self.jitter: Callable[[], float] = random.random
+
+    @property
+    def max_concurrency(self) -> int:
+        """The most calls in flight at once, over every thread and event loop."""
+        return self._slots.size
+
+    def follow(self, checks: int) -> str | None:
+        """Allow calls for ``checks`` checks at once, unless a limit was set explicitly.
+
+        Returns what a set limit caps, to be printed: a run's concurrency is never
+        silently lower than asked.
+        """
+        if not self.explicit_limit:
+            self._slots.resize(max(1, checks) * CALLS_PER_CHECK)
+            return None
+        if self.max_concurrency < checks:
+            return (
+                f"model {self.backend.backend}:{self.backend.model} allows at most "
+                f"{self.max_concurrency} calls at once (max_concurrency), fewer than the "
+                f"{checks} checks asked to run at once"
+            )
+        return None
 
     @property
     def usage(self) -> Usage:
@@ -175,6 +201,11 @@ class ModelClient:
         twin = copy.copy(self)
         twin.role = role
         return twin
+
+    @property
+    def one_at_a_time(self) -> bool:
+        """True for a backend that answers one call at a time whatever the limit (local)."""
+        return bool(getattr(self.backend, "one_at_a_time", False))
 
     def context_tokens(self) -> int | None:
         """The model's context window in tokens, when the backend knows it (local models)."""
@@ -231,7 +262,7 @@ class ModelClient:
         attempts, attempt = self._attempts(), 0
         while True:
             try:
-                with self._sync_slots:
+                with schedule.model_busy(), self._slots.held():
                     return self.backend.complete(messages, params, schema), key
             except TransientModelError as exc:
                 attempt += 1
@@ -268,14 +299,12 @@ class ModelClient:
             hit = await asyncio.to_thread(self.cache.get, key)
             if hit is not None:
                 return hit, None
-        slots = self._async_slots.setdefault(
-            asyncio.get_running_loop(), asyncio.Semaphore(self.max_concurrency)
-        )
         attempts, attempt = self._attempts(), 0
         while True:
             try:
-                async with slots:
-                    return await self.backend.acomplete(messages, params, schema), key
+                with schedule.model_busy():
+                    async with self._slots.aheld():
+                        return await self.backend.acomplete(messages, params, schema), key
             except TransientModelError as exc:
                 attempt += 1
                 if attempt >= attempts:

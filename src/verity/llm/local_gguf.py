@@ -94,6 +94,9 @@ class LocalBackend:
     """A GGUF model run by llama.cpp inside this process."""
 
     backend = "local"
+    # One model instance, one call at a time (a lock): running a check's calls at once
+    # would only queue them, and interleave prompts the prefix cache could have reused.
+    one_at_a_time = True
 
     def __init__(
         self,

@@ -36,7 +36,11 @@ class ModelSettings(BaseModel):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(default=512, ge=1)
     seed: int | None = 0
-    max_concurrency: int = Field(default=4, ge=1)
+    max_concurrency: int | None = Field(
+        default=None,
+        ge=1,
+        description="calls in flight at once; unset, 8 per check the run has in flight",
+    )
     timeout: float = Field(
         default=120.0,
         gt=0,
@@ -131,6 +135,15 @@ class ModelSet:
         """The model configured for this role, else the default labelled with the role."""
         chosen = self.roles.get(role)
         return chosen.with_role(role) if chosen else self.default.with_role(role)
+
+    def clients(self) -> list[ModelClient]:
+        """Every distinct client: the default and each role's own."""
+        return [self.default, *self.roles.values()]
+
+    def follow(self, checks: int) -> list[str]:
+        """Let every client take the calls of ``checks`` checks at once; what caps it."""
+        said = (client.follow(checks) for client in self.clients())
+        return [line for line in said if line]
 
     def to_dict(self) -> dict[str, Any]:
         """Configuration of every model, for run manifests."""

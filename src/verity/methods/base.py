@@ -16,25 +16,36 @@ a method by declaring an entry point and nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+import time
+from collections.abc import Coroutine, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from importlib.metadata import entry_points
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from verity import schedule
 from verity.domain import Article, Claim, Evidence, Verdict
 from verity.errors import ConfigError, UnknownNameError
 from verity.llm.spec import ModelSet
 from verity.sources.base import Source
 
 GROUP = "verity.methods"
+T = TypeVar("T")
 
 
 class MethodConfig(BaseModel):
     """Base of every method's own settings; unknown keys are an error, not ignored."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    parallel: bool | None = Field(
+        default=None,
+        description="run a check's independent model calls at once; unset: yes, unless a "
+        "model answers one call at a time (the embedded one), where it gains nothing",
+    )
 
 
 @runtime_checkable
@@ -64,6 +75,68 @@ class Method(Protocol):
     def to_dict(self) -> dict[str, Any]:
         """The exact configuration of the method, its models and its sources."""
         ...
+
+
+class MethodBase:
+    """What the built-in methods share: `check` is the method, the rest is derived once.
+
+    `averify` runs `check` as one tracked check (`verity.schedule`): its independent
+    steps run at once unless the method runs sequentially, and the verdict's usage gains
+    the calls on the critical path, the wall time and the time outside model calls.
+    `verify` is `averify` in an event loop of its own.
+    """
+
+    name: ClassVar[str]
+    accepts: ClassVar[tuple[type[Claim] | type[Article], ...]]
+    config: MethodConfig
+    models: ModelSet
+
+    async def check(
+        self, subject: Claim | Article, evidence: Sequence[Evidence] | None
+    ) -> Verdict:  # pragma: no cover - every method defines it
+        """The method itself."""
+        raise NotImplementedError
+
+    def verify(
+        self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
+    ) -> Verdict:
+        """Return the verdict with its evidence, usage and trace (see `Method.verify`)."""
+        return run_sync(self.averify(subject, evidence=evidence))
+
+    async def averify(
+        self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
+    ) -> Verdict:
+        """The verdict, for callers that run an event loop."""
+        started = time.perf_counter()
+        with schedule.tracked(parallel=self.runs_parallel()) as lane:
+            verdict = await self.check(subject, evidence)
+            wall = time.perf_counter() - started
+            usage = verdict.usage.model_copy(
+                update={
+                    "critical_calls": lane.depth,
+                    "wall_seconds": wall,
+                    "non_model_seconds": min(wall, lane.idle_seconds),
+                }
+            )
+        return verdict.model_copy(update={"usage": usage})
+
+    def runs_parallel(self) -> bool:
+        """Whether independent model calls run at once: the setting, else the models say."""
+        if self.config.parallel is not None:
+            return self.config.parallel
+        return not any(client.one_at_a_time for client in self.models.clients())
+
+
+def run_sync(work: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to its end from sync code, inside an event loop or not."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    # Called from a running loop (a notebook, an async server's sync handler): that loop
+    # cannot be entered again, so the work gets a loop in a thread of its own.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, work).result()
 
 
 @cache

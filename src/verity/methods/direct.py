@@ -19,7 +19,7 @@ from verity.llm.calllog import CallLog
 from verity.llm.spec import ModelSet
 from verity.llm.step import Step
 from verity.methods.article import ArticleJudgement, article_context, truncate_words
-from verity.methods.base import MethodConfig
+from verity.methods.base import MethodBase, MethodConfig
 from verity.methods.common import ClaimJudgement
 from verity.sources.base import Source
 
@@ -66,11 +66,12 @@ class DirectConfig(MethodConfig):
     )
 
 
-class DirectMethod:
+class DirectMethod(MethodBase):
     """The model's own knowledge, one call."""
 
     name: ClassVar[str] = "direct"
     accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Claim, Article)
+    config: DirectConfig
 
     def __init__(self, *, models: ModelSet, sources: Sequence[Source] = (), **config: Any) -> None:
         self.config = DirectConfig(**config)
@@ -81,19 +82,10 @@ class DirectMethod:
         """Configuration for run manifests."""
         return {"method": self.name, **self.config.model_dump(), "models": self.models.to_dict()}
 
-    def verify(
-        self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
+    async def check(
+        self, subject: Claim | Article, evidence: Sequence[Evidence] | None = None
     ) -> Verdict:
         """Judge the claim or article in one call; given evidence is ignored (closed book)."""
-        log = CallLog()
-        step, inputs = self._prompt(subject)
-        judgement = step.run(self.model, log=log, **inputs)
-        return self._verdict(subject, judgement, log)
-
-    async def averify(
-        self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
-    ) -> Verdict:
-        """Async twin of `verify`."""
         log = CallLog()
         step, inputs = self._prompt(subject)
         judgement = await step.arun(self.model, log=log, **inputs)

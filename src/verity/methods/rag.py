@@ -31,7 +31,7 @@ from verity.methods.article import (
     retrieval_query,
     truncate_words,
 )
-from verity.methods.base import MethodConfig
+from verity.methods.base import MethodBase, MethodConfig
 from verity.methods.common import CitedJudgement, numbered, retrieve
 from verity.methods.direct import claim_context
 from verity.sources.base import Source
@@ -80,11 +80,12 @@ class RagConfig(MethodConfig):
     )
 
 
-class RagMethod:
+class RagMethod(MethodBase):
     """Retrieval, then one judging call over numbered passages."""
 
     name: ClassVar[str] = "rag"
     accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Claim, Article)
+    config: RagConfig
 
     def __init__(self, *, models: ModelSet, sources: Sequence[Source] = (), **config: Any) -> None:
         self.config = RagConfig(**config)
@@ -101,24 +102,10 @@ class RagMethod:
             "sources": [s.to_dict() for s in self.sources],
         }
 
-    def verify(
-        self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
+    async def check(
+        self, subject: Claim | Article, evidence: Sequence[Evidence] | None = None
     ) -> Verdict:
-        """Retrieve (unless evidence is given), then judge."""
-        log = CallLog()
-        query = self._query(subject)
-        if evidence is not None:
-            evidence = self._given(evidence)
-        else:
-            evidence = self._retrieve(query, subject, log)
-        step, inputs = self._prompt(subject, evidence)
-        judgement = step.run(self.model, log=log, **inputs)
-        return self._verdict(subject, query, evidence, judgement, log)
-
-    async def averify(
-        self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
-    ) -> Verdict:
-        """Async twin of `verify`; sources run in a worker thread."""
+        """Retrieve (unless evidence is given), then judge; sources run in a worker thread."""
         log = CallLog()
         query = await asyncio.to_thread(self._query, subject)
         if evidence is not None:

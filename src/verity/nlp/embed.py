@@ -31,6 +31,13 @@ from verity.errors import BadInputError, ConfigError
 from verity.paths import cache_path
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+# A batch is padded to its longest text, and attention costs grow with that length
+# squared: one long text in a batch of short ones made encoding 5 times slower
+# (bench/encoder_batches.py). Texts are batched longest first, and a batch closes when it
+# would hold more than this many characters once padded (about 1,000 tokens).
+BATCH_CHARS = 4096
+# No text is longer than this to the model: all-MiniLM-L6-v2 reads 256 word pieces.
+LONGEST_CHARS = 1200
 _MODEL_PACKAGE = "all_minilm_l6_v2"
 
 FloatArray = npt.NDArray[np.float32]
@@ -122,6 +129,24 @@ def _normalise(matrix: FloatArray) -> FloatArray:
     return out
 
 
+def padded_batches(lengths: Sequence[int], most: int) -> list[list[int]]:
+    """Indices of texts in batches, longest first, each within `BATCH_CHARS` once padded.
+
+        padded_batches([5, 3000, 10, 2000, 1500], most=32)   # [[1, 3, 4], [2, 0]]
+    """
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches: list[list[int]] = []
+    width = 0
+    for i in order:
+        size = min(max(lengths[i], 1), LONGEST_CHARS)
+        if batches and len(batches[-1]) < most and (len(batches[-1]) + 1) * width <= BATCH_CHARS:
+            batches[-1].append(i)
+        else:
+            batches.append([i])
+            width = size
+    return batches
+
+
 class Encoder:
     """Text to L2-normalised float32 vectors, so a dot product is a cosine.
 
@@ -167,15 +192,18 @@ class Encoder:
         model = self._model()
         if len(texts) == 0:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors = model.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-        )
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for batch in padded_batches([len(t) for t in texts], self.batch_size):
+            vectors = model.encode(
+                [texts[i] for i in batch],
+                batch_size=len(batch),
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+            out[batch] = np.asarray(vectors, dtype=np.float32)
         # Normalised again in float32 so every row is unit length to float32 precision.
-        return _normalise(np.asarray(vectors, dtype=np.float32))
+        return _normalise(out)
 
     @staticmethod
     def cosine(a: npt.ArrayLike, b: npt.ArrayLike) -> float:

@@ -288,19 +288,26 @@ def test_p_l_for_all_four_combinations(logical: bool, v: bool, p_l: bool) -> Non
     assert verdict.label is (Label.SUPPORTED if v else Label.REFUTED)
 
 
-def test_a_failed_evaluator_costs_its_iteration_not_the_counts() -> None:
+@pytest.mark.parametrize("parallel", [True, False])
+def test_a_failed_evaluator_costs_its_iteration_not_the_counts(parallel: bool) -> None:
     # it1: v=F, L=F (p_l T), C=F -> one acceptance -> NEG 1.
     # it2: the logical agent answers no JSON twice -> the iteration is spent, no count.
+    # The counterfactual agent was asked beside it (Algorithm 1 asks both), so it2 spends
+    # one of its answers too, in a parallel run and a sequential one alike.
     # it3: v=F, L=F, C=F -> NEG 2. Result False with 2/2.
     script = Script(
-        [GOOD] * 3, fact=False, logical=[False, "bad", "bad", False], conflict=[False, False]
+        [GOOD] * 3,
+        fact=False,
+        logical=[False, "bad", "bad", False],
+        conflict=[False, False, False],
     )
-    verdict = method(script).verify(CLAIM, evidence=GOLD)
+    verdict = method(script, parallel=parallel).verify(CLAIM, evidence=GOLD)
     first, second, third = verdict.trace.model_dump()["iterations"]
     assert (first["pos"], first["neg"]) == (0, 1)
     assert "error" in second and second["predicted"] is False and "pos" not in second
     assert (third["pos"], third["neg"]) == (0, 2)
     assert verdict.label is Label.REFUTED and verdict.confidence == 1.0
+    assert len(script.seen["CounterfactualJudgement"]) == 3
 
 
 def test_the_explanation_is_the_deciding_solution_not_the_last() -> None:

@@ -1,6 +1,6 @@
 """LoCal's decomposing agent (section 3.2.1): a checked program, with one repair round.
 
-    program, sent = decompose(model, claim_text, shots, params, log)
+    program, sent = await decompose(model, claim_text, shots, params, log)
 
 The demonstrations are fitted to the model's context; an invalid program gets one repair
 round (the deduction alone when only it is wrong), and only a program that passes every
@@ -9,6 +9,7 @@ check of `program.parse_program` is returned.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from pydantic import Field, create_model
@@ -35,7 +36,7 @@ REPAIR_MARK = "That program breaks a rule"
 MESSAGE_TOKENS = 8
 
 
-def decompose(
+async def decompose(
     model: ModelClient,
     claim: str,
     demos: Sequence[Shot],
@@ -49,9 +50,11 @@ def decompose(
     was given: only a valid program is ever used.
     """
     answer_tokens = (params or model.params).max_tokens
-    sent = fitting(model, claim, demos, answer_tokens)
+    # Counting tokens runs a local model's tokenizer, under the lock its generation holds:
+    # off the event loop, so the other checks of a run go on meanwhile.
+    sent = await asyncio.to_thread(fitting, model, claim, demos, answer_tokens)
     messages = DECOMPOSE.messages(shots=demos[:sent], claim=claim)
-    done = model.chat(
+    done = await model.achat(
         messages, step="local.decompose", schema=Decomposition, params=params, log=log
     )
     answer = _decomposition(done.parsed)
@@ -76,20 +79,19 @@ def decompose(
             ),
         ),
     ]
-    extra = sum(model.count_tokens(m.content)[0] + MESSAGE_TOKENS for m in feedback)
-    fewer = fitting(model, claim, demos[:sent], answer_tokens + extra)
+    fewer = await asyncio.to_thread(_room_for, model, claim, demos[:sent], answer_tokens, feedback)
     repair = [*DECOMPOSE.messages(shots=demos[:fewer], claim=claim), *feedback]
     if facts:
         # Only the deduction is wrong: ask for it alone, in a format that can name
         # no fact the program lacks; the sub-tasks stay as written.
         schema = create_model("Deduction", deduction=(str, Field(pattern=deduction_pattern(facts))))
-        fixed = model.chat(
+        fixed = await model.achat(
             repair, step="local.decompose.repair", schema=schema, params=params, log=log
         )
         written = fixed.parsed.model_dump() if fixed.parsed is not None else {}
         answer = answer.model_copy(update={"deduction": str(written.get("deduction", ""))})
     else:
-        again = model.chat(
+        again = await model.achat(
             repair, step="local.decompose.repair", schema=Decomposition, params=params, log=log
         )
         answer = _decomposition(again.parsed)
@@ -125,6 +127,18 @@ def fitting(model: ModelClient, claim: str, demos: Sequence[Shot], reserved: int
         if used > context:
             return n
     return len(demos)
+
+
+def _room_for(
+    model: ModelClient,
+    claim: str,
+    demos: Sequence[Shot],
+    answer_tokens: int,
+    feedback: Sequence[Message],
+) -> int:
+    """How many demonstrations fit a repair round, which adds ``feedback`` to the prompt."""
+    extra = sum(model.count_tokens(m.content)[0] + MESSAGE_TOKENS for m in feedback)
+    return fitting(model, claim, demos, answer_tokens + extra)
 
 
 def _decomposition(parsed: Decomposition | None) -> Decomposition:

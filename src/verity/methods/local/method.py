@@ -7,7 +7,7 @@
 
 Per iteration (Algorithm 1, at most ``max_iterations``): the decomposing agent writes a
 program (section 3.2.1); evidence is gathered per sub-task (3.2.2); the reasoning agents
-answer its sub-tasks in order, with references resolved (3.2.3); v = f(a_1..a_k); the
+answer its sub-tasks, each once the answers it references exist (3.2.3); v = f(a_1..a_k); the
 evaluating agents see d, the sub-tasks and their answers without the deduction or v:
 the logically evaluating agent gives L(d), p_l = not (L(d) XOR v), and the
 counterfactually evaluating agent answers C(d, not v) = p_c (3.2.4); the confidence
@@ -15,30 +15,36 @@ updater counts (3.2.5, `updater.py`). The first iteration runs at the models' ow
 temperature; later ones resample the decomposer and reasoners at
 ``resample_temperature`` with a new seed, since at temperature 0 they would only repeat
 the first solution. The evaluators always judge at the models' own settings.
+
+Within an iteration, what does not depend on another answer is asked at once
+(`verity.schedule`): the sub-tasks of a round (`program.waves`: a sub-task waits only for
+the questions it references), each with its own retrieval, and the two evaluators, which
+Algorithm 1 gives the same d and v and nothing of each other's. The decomposition comes
+before its sub-tasks, the evaluators after v, and an iteration after the counts of the
+one before it (Algorithm 1 recurses only when no solution was final). A sequential run
+(``parallel = False``) asks the same calls in the same order the trace shows.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from collections.abc import Awaitable, Sequence
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import Field
 
+from verity import schedule
 from verity.domain import Article, Claim, Evidence, Label, Verdict
-from verity.errors import BudgetExceededError, ModelOutputError
+from verity.errors import BudgetExceededError, ModelOutputError, VerityError
 from verity.llm.base import GenParams
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
 from verity.llm.spec import ModelSet
-from verity.methods.base import MethodConfig
+from verity.methods.base import MethodBase, MethodConfig
 from verity.methods.common import numbered, require_claim, retrieve
 from verity.methods.local import agents
 from verity.methods.local.decompose import decompose
-from verity.methods.local.program import (
-    Program,
-    resolve,
-)
+from verity.methods.local.program import Program, SubTask, resolve, waves
 from verity.methods.local.records import (
     Judged,
     Solution,
@@ -52,6 +58,8 @@ from verity.methods.local.records import (
 from verity.methods.local.render import explanation, markdown, summary
 from verity.methods.local.updater import ConfidenceUpdater
 from verity.sources.base import Source
+
+T = TypeVar("T")
 
 ROLES = (
     "decomposer",
@@ -92,7 +100,7 @@ class LocalConfig(MethodConfig):
     resample_temperature: float = Field(default=0.7, ge=0.0, le=2.0)
 
 
-class LocalMethod:
+class LocalMethod(MethodBase):
     """LoCal with its five agent roles, three evidence settings and ablation switches."""
 
     name: ClassVar[str] = "local"
@@ -104,6 +112,7 @@ class LocalMethod:
         "no-logical": {"logical_eval": False},
         "no-counterfactual": {"counterfactual_eval": False},
     }
+    config: LocalConfig
 
     def __init__(self, *, models: ModelSet, sources: Sequence[Source] = (), **config: Any) -> None:
         self.config = LocalConfig(**config)
@@ -168,14 +177,8 @@ class LocalMethod:
             return "gold"
         return "open" if self.sources else "closed"
 
-    async def averify(
-        self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
-    ) -> Verdict:
-        """Async twin of `verify` (the agents run one after another by design)."""
-        return await asyncio.to_thread(self.verify, subject, evidence=evidence)
-
-    def verify(
-        self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
+    async def check(
+        self, subject: Claim | Article, evidence: Sequence[Evidence] | None = None
     ) -> Verdict:
         """Run up to ``max_iterations`` evaluated solutions and return the counted verdict."""
         claim = require_claim(subject, self.name)
@@ -196,8 +199,8 @@ class LocalMethod:
             index = updater.iterations
             solution: Solution | None = None
             try:
-                solution = self._solve(claim, setting, evidence or (), index, log)
-                judged = self._judge(claim, solution, log)
+                solution = await self._solve(claim, setting, evidence or (), index, log)
+                judged = await self._judge(claim, solution, log)
             except (ModelOutputError, BudgetExceededError) as exc:
                 # An answer that cannot be read, or a prompt over the model's context (a
                 # repair round on top of 20 demonstrations, long gold evidence): the
@@ -258,7 +261,7 @@ class LocalMethod:
             update={"temperature": self.config.resample_temperature, "seed": seed}
         )
 
-    def _solve(
+    async def _solve(
         self,
         claim: Claim,
         setting: str,
@@ -266,47 +269,67 @@ class LocalMethod:
         index: int,
         log: CallLog,
     ) -> Solution:
-        program, sent = self._decompose(claim, index, log)
+        program, sent = await self._decompose(claim, index, log)
         answers: dict[str, str] = {}
-        facts: dict[str, bool] = {}
-        results: list[SubTaskResult] = []
-        for task in program.subtasks:
-            text = resolve(task.text, answers)
-            passages = self._evidence_for(text, claim, setting, gold, log)
-            shown = numbered(passages, self.config.max_chars) if passages else "(none)"
-            if task.type == "fact":
-                fact = agents.VERIFY_FACT.run(
-                    self.agents["fact_verifier"],
-                    log=log,
-                    params=self._params("fact_verifier", index),
-                    evidence=shown,
-                    statement=text,
+        done: dict[str, SubTaskResult] = {}
+        for wave in waves(program.subtasks):
+            found = await settle(
+                *(
+                    self._reason(
+                        task, resolve(task.text, answers), claim, setting, gold, index, log
+                    )
+                    for task in wave
                 )
-                facts[task.var] = fact.answer
-                results.append(
-                    SubTaskResult(task.var, "fact", text, fact.answer, fact.reason, passages)
-                )
-            else:
-                qa = agents.ANSWER_QUESTION.run(
-                    self.agents["question_answerer"],
-                    log=log,
-                    params=self._params("question_answerer", index),
-                    evidence=shown,
-                    question=text,
-                )
-                answers[task.var] = qa.answer.strip() or "(no answer)"
-                results.append(
-                    SubTaskResult(task.var, "question", text, answers[task.var], "", passages)
-                )
+            )
+            # Merged by name after the round, so no order of finishing shows anywhere.
+            for result in found:
+                done[result.var] = result
+                if isinstance(result.answer, str):
+                    answers[result.var] = result.answer
+        results = [done[task.var] for task in program.subtasks]
+        facts = {r.var: r.answer for r in results if isinstance(r.answer, bool)}
         return Solution(program, results, program.deduction.evaluate(facts), sent)
 
-    def _decompose(self, claim: Claim, index: int, log: CallLog) -> tuple[Program, int]:
-        """The decomposing agent (3.2.1): a checked program and the demonstrations sent."""
-        shots = agents.shots(self._demos(), self.config.demos)
-        params = self._params("decomposer", index)
-        return decompose(self.agents["decomposer"], claim.text, shots, params, log)
+    async def _reason(
+        self,
+        task: SubTask,
+        text: str,
+        claim: Claim,
+        setting: str,
+        gold: Sequence[Evidence],
+        index: int,
+        log: CallLog,
+    ) -> SubTaskResult:
+        """One sub-task, references resolved in ``text``: its evidence, then its agent (3.2.3)."""
+        passages = await self._evidence_for(text, claim, setting, gold, log)
+        shown = numbered(passages, self.config.max_chars) if passages else "(none)"
+        if task.type == "fact":
+            fact = await agents.VERIFY_FACT.arun(
+                self.agents["fact_verifier"],
+                log=log,
+                params=self._params("fact_verifier", index),
+                evidence=shown,
+                statement=text,
+            )
+            return SubTaskResult(task.var, "fact", text, fact.answer, fact.reason, passages)
+        qa = await agents.ANSWER_QUESTION.arun(
+            self.agents["question_answerer"],
+            log=log,
+            params=self._params("question_answerer", index),
+            evidence=shown,
+            question=text,
+        )
+        answer = qa.answer.strip() or "(no answer)"
+        return SubTaskResult(task.var, "question", text, answer, "", passages)
 
-    def _evidence_for(
+    async def _decompose(self, claim: Claim, index: int, log: CallLog) -> tuple[Program, int]:
+        """The decomposing agent (3.2.1): a checked program and the demonstrations sent."""
+        # The first use reads the demonstrations file: off the event loop.
+        shots = await asyncio.to_thread(agents.shots, self._demos(), self.config.demos)
+        params = self._params("decomposer", index)
+        return await decompose(self.agents["decomposer"], claim.text, shots, params, log)
+
+    async def _evidence_for(
         self,
         text: str,
         claim: Claim,
@@ -317,21 +340,30 @@ class LocalMethod:
         if setting == "gold":
             return list(gold)
         if setting == "open":
-            found = retrieve(self.sources, text, self.config.k, before=claim.date, log=log)
+            # Sources block (an index, a network call): in a worker thread.
+            found = await asyncio.to_thread(
+                retrieve, self.sources, text, self.config.k, before=claim.date, log=log
+            )
             return found[: self.config.k]
         return []
 
-    def _judge(self, claim: Claim, solution: Solution, log: CallLog) -> Judged:
-        """The evaluating agents (3.2.4) on d, which holds neither the deduction nor v."""
+    async def _judge(self, claim: Claim, solution: Solution, log: CallLog) -> Judged:
+        """The evaluating agents (3.2.4) on d, which holds neither the deduction nor v.
+
+        Both at once: each sees d and v only (Algorithm 1 computes p_l and p_c side by
+        side, and the updater reads both). Each fills its own fields of the result.
+        """
         d = summary(solution.results)
         judged = Judged()
-        if self.config.logical_eval:
-            found = agents.LOGICAL_EVAL.run(
+
+        async def logical() -> None:
+            found = await agents.LOGICAL_EVAL.arun(
                 self.agents["logical_evaluator"], log=log, claim=claim.text, solution=d
             )
             judged.logical, judged.logical_reason = found.claim_is_true, found.reason
-        if self.config.counterfactual_eval:
-            tested = agents.COUNTERFACTUAL_EVAL.run(
+
+        async def counterfactual() -> None:
+            tested = await agents.COUNTERFACTUAL_EVAL.arun(
                 self.agents["counterfactual_evaluator"],
                 log=log,
                 claim=claim.text,
@@ -339,7 +371,47 @@ class LocalMethod:
                 assumed="false" if solution.v else "true",  # not v
             )
             judged.conflict, judged.conflict_reason = tested.contradiction, tested.reason
+
+        asked = [
+            ask()
+            for ask, wanted in (
+                (logical, self.config.logical_eval),
+                (counterfactual, self.config.counterfactual_eval),
+            )
+            if wanted
+        ]
+        await settle(*asked)
         return judged
+
+
+async def settle(*steps: Awaitable[T]) -> list[T]:
+    """Run independent steps (at once unless the check is sequential); results in order.
+
+    Unlike a bare `schedule.gather`, every step runs to its end even when another fails
+    (a `VerityError`: an unreadable answer, a prompt over the context, no source), and
+    then the first failure in the steps' order is raised. A failed iteration then asks
+    the same calls, and leaves the same trace, whichever finished first, and whether the
+    run is parallel or sequential. Any other error is a bug: it cancels the rest.
+    """
+    if not steps:  # no evaluator (the no-eval ablation); gather needs at least one step
+        return []
+    outcomes = await schedule.gather(*(_caught(step) for step in steps))
+    for outcome in outcomes:
+        if isinstance(outcome, _Failed):
+            raise outcome.error
+    return [outcome for outcome in outcomes if not isinstance(outcome, _Failed)]
+
+
+class _Failed:
+    def __init__(self, error: VerityError) -> None:
+        self.error = error
+
+
+async def _caught(step: Awaitable[T]) -> T | _Failed:
+    try:
+        return await step
+    except VerityError as exc:  # raised again by `settle`, in the steps' order
+        return _Failed(exc)
 
 
 def _unique(evidence: Any) -> list[Evidence]:

@@ -18,7 +18,7 @@ parser below, never evaluated as Python.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -320,6 +320,26 @@ def _references(var: str, text: str, allowed: list[str]) -> set[str]:
             )
         found.add(match.group(1))
     return found
+
+
+def waves(subtasks: Sequence[SubTask]) -> list[list[SubTask]]:
+    """The sub-tasks in rounds, each round's free of references to one another.
+
+    A sub-task goes one round after the latest question it references ({qN}); one that
+    references none goes in the first. Every sub-task of a round has, when the round
+    starts, the answers it needs (3.2.1: I_i may use a_1..a_{i-1}), and nothing else
+    orders them. Each round keeps the program's order.
+
+        [[t.var for t in w] for w in waves(subtasks)]   # [["q1", "f2"], ["q2"], ["f1"]]
+    """
+    round_of: dict[str, int] = {}
+    for task in subtasks:
+        needs = [round_of[var] for var in _REFERENCE.findall(task.text) if var in round_of]
+        round_of[task.var] = 1 + max(needs, default=-1)
+    rounds: list[list[SubTask]] = [[] for _ in range(max(round_of.values(), default=-1) + 1)]
+    for task in subtasks:
+        rounds[round_of[task.var]].append(task)
+    return rounds
 
 
 def resolve(text: str, answers: Mapping[str, str]) -> str:

@@ -10,6 +10,7 @@ is marked, since an invented quote is not evidence.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from verity import schedule
 from verity.domain import Evidence
 from verity.errors import ModelOutputError
 from verity.llm.base import GenParams
@@ -94,7 +96,7 @@ def select_chunks(
     return [(int(i), float(sims[i])) for i in order if sims[i] >= theta]
 
 
-def verify_claims(
+async def verify_claims(
     claims: Sequence[tuple[str, str]],
     passages: Sequence[Evidence],
     *,
@@ -107,33 +109,40 @@ def verify_claims(
     log: CallLog,
     failures: list[dict[str, str]],
 ) -> list[CheckedClaim]:
-    """Check each ``(text, kind)`` claim against its own selection of chunks."""
+    """Check each ``(text, kind)`` claim against its own selection of chunks, all at once."""
     chunks = chunks_of(passages, chunk_words)
-    chunk_vecs = encoder.encode([c.text for c in chunks])
-    claim_vecs = encoder.encode([text for text, _ in claims])
-    checked: list[CheckedClaim] = []
-    for (text, kind), vec in zip(claims, claim_vecs, strict=True):
+    chunk_vecs, claim_vecs = await asyncio.to_thread(
+        lambda: (encoder.encode([c.text for c in chunks]), encoder.encode([t for t, _ in claims]))
+    )
+
+    async def check(text: str, kind: str, vec: np.ndarray) -> tuple[CheckedClaim, str | None]:
         result = CheckedClaim(text=text, kind=kind)
         result.chunks = [(chunks[i], s) for i, s in select_chunks(vec, chunk_vecs, k, theta)]
-        if result.chunks:
-            shown = [c.text for c, _ in result.chunks]
-            numbered = Delimited(
-                "\n".join(
-                    f"[{i}] " + data_block("passage", c.text, url=c.evidence.url)
-                    for i, (c, _) in enumerate(result.chunks, start=1)
-                )
-            )
-            result.called = True
-            try:
-                answer = VERIFY.run(model, log=log, params=params, claim=text, passages=numbered)
-            except ModelOutputError as exc:
-                failures.append({"agent": f"claim verifier ({kind})", "error": str(exc)})
-                result.reasoning = "the verifier gave no valid answer"
-                checked.append(result)
-                continue
-            result.label, result.reasoning = answer.label, answer.reasoning
-            result.quotes = [(q, quote_found(q, shown)) for q in answer.quotes if q.strip()]
-        else:
+        if not result.chunks:
             result.reasoning = f"no web passage reaches similarity {theta} with this claim"
-        checked.append(result)
-    return checked
+            return result, None
+        shown = [c.text for c, _ in result.chunks]
+        numbered = Delimited(
+            "\n".join(
+                f"[{i}] " + data_block("passage", c.text, url=c.evidence.url)
+                for i, (c, _) in enumerate(result.chunks, start=1)
+            )
+        )
+        result.called = True
+        try:
+            answer = await VERIFY.arun(model, log=log, params=params, claim=text, passages=numbered)
+        except ModelOutputError as exc:
+            result.reasoning = "the verifier gave no valid answer"
+            return result, str(exc)
+        result.label, result.reasoning = answer.label, answer.reasoning
+        result.quotes = [(q, quote_found(q, shown)) for q in answer.quotes if q.strip()]
+        return result, None
+
+    # 4.1.3: each claim is verified on its own, so all of them are asked at once.
+    done = await schedule.gather(
+        *(check(text, kind, vec) for (text, kind), vec in zip(claims, claim_vecs, strict=True))
+    )
+    for result, error in done:
+        if error is not None:
+            failures.append({"agent": f"claim verifier ({result.kind})", "error": error})
+    return [result for result, _ in done]

@@ -147,7 +147,7 @@ def _params(model: ModelClient, step: str, cap: int | None) -> GenParams:
     return model.params.model_copy(update={"max_tokens": cap or BUDGET[step]})
 
 
-def run_debate(
+async def run_debate(
     material: str,
     *,
     pro: ModelClient,
@@ -161,6 +161,8 @@ def run_debate(
 ) -> Debate:
     """Algorithm 1: exchanges until the judge rules R or F, at most ``max_rounds``.
 
+    Every turn reads the turns before it, so the debate is sequential: pro, con, judge.
+
     A debater or an intermediate ruling that fails validation is recorded in ``failures``
     and the debate goes on (an empty turn; a ruling defaulted to I). The ruling after the
     last round must succeed: without it there is no verdict. ``fits`` tells whether a
@@ -170,7 +172,7 @@ def run_debate(
     for round_ in range(1, max_rounds + 1):
         for side, model in (("pro", pro), ("con", con)):
             try:
-                said = DEBATER.run(
+                said = await DEBATER.arun(
                     model,
                     log=log,
                     params=_params(model, DEBATER.name, max_tokens),
@@ -187,7 +189,7 @@ def run_debate(
             debate.turns.append(turn)
         last = round_ == max_rounds
         try:
-            said_ruling = JUDGE.run(
+            said_ruling = await JUDGE.arun(
                 judge,
                 log=log,
                 params=_params(judge, JUDGE.name, max_tokens),
@@ -207,11 +209,11 @@ def run_debate(
     return debate
 
 
-def judge_without_debate(
+async def judge_without_debate(
     material: str, *, judge: ModelClient, max_tokens: int | None, log: CallLog
 ) -> Ruling:
     """The ablation without debate (Table 2): the judge must decide at once from the pool."""
-    said = FORCED_JUDGE.run(
+    said = await FORCED_JUDGE.arun(
         judge,
         log=log,
         params=_params(judge, FORCED_JUDGE.name, max_tokens),

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import Field
 
+from verity import schedule
 from verity.domain import Article, Claim, Evidence, Label, Verdict
 from verity.errors import BadInputError, ModelOutputError
 from verity.llm.base import GenParams
@@ -29,7 +30,7 @@ from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
 from verity.llm.spec import ModelSet
 from verity.llm.step import Delimited, Step
-from verity.methods.base import MethodConfig
+from verity.methods.base import MethodBase, MethodConfig
 from verity.methods.zofia import agents
 from verity.methods.zofia.claims import CheckedClaim, verify_claims
 from verity.methods.zofia.debate import (
@@ -83,6 +84,7 @@ MIN_ARTICLE_TOKENS = 128
 
 
 _PAPER = KeywordParams()
+T = TypeVar("T")
 
 
 class ZofiaConfig(MethodConfig):
@@ -165,11 +167,12 @@ NO_WEB_WARNING = (
 )
 
 
-class ZofiaMethod:
+class ZofiaMethod(MethodBase):
     """ZoFia's two stages with its agent roles and the paper's ablation switches."""
 
     name: ClassVar[str] = "zofia"
     accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Article,)
+    config: ZofiaConfig
     variants: ClassVar[dict[str, dict[str, Any]]] = {
         "no-wikipedia": {"wikipedia": False},
         "no-web": {"web": False},
@@ -221,25 +224,21 @@ class ZofiaMethod:
         cap = self.config.max_tokens or agents.BUDGET[step]
         return self.agents[role].params.model_copy(update={"max_tokens": cap})
 
-    async def averify(
-        self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
-    ) -> Verdict:
-        """Async twin of `verify`, run in a worker thread."""
-        return await asyncio.to_thread(self.verify, subject, evidence=evidence)
-
-    def verify(
-        self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
+    async def check(
+        self, subject: Claim | Article, evidence: Sequence[Evidence] | None = None
     ) -> Verdict:
         """Classify a news article as REAL or FAKE (NOT_ENOUGH_INFO if the judge never rules).
 
         ``evidence``, when given, is used as the web quadrant instead of searching.
+
+        Appendix D's schedule: the linguist reads the article alone and starts at once;
+        beside it run the expert's triage, claim extraction and the retrieval, then the
+        expert's analysis and the verification of every claim; the debate starts when all
+        reports exist.
         """
         if not isinstance(subject, Article):
             raise BadInputError("method 'zofia' classifies news articles, not claims")
         article, log, cfg = subject, CallLog(), self.config
-        # Agents other than the judge may fail to give a valid answer (weak models do);
-        # the verdict goes on without them and says so here.
-        failures: list[dict[str, str]] = []
         sentences = split_sentences(article.text)
         if not sentences:
             raise BadInputError("the article has no text to analyse")
@@ -247,40 +246,30 @@ class ZofiaMethod:
         tokens, exact = self.agents["linguist"].count_tokens(text)
         read_text, read_tokens = self._reading(article, text)
         block = article_block(article, read_text)
-        extracted = None
-        if cfg.keywords == "core-claim" or cfg.claim_verification:
-            extracted = self._extract(block, log, failures)
-        terms, contexts, keywords_trace, mode = self._query(
-            sentences, block, extracted, log, failures
+        # Agents other than the judge may fail to give a valid answer (weak models do);
+        # the verdict goes on without them and says so. Each branch keeps its own list,
+        # joined in a fixed order, so the record does not depend on which finished first.
+        said: dict[str, list[dict[str, str]]] = {
+            part: [] for part in ("extract", "query", "linguist", "expert", "claims")
+        }
+        linguist_done = (
+            self._linguist(Material(block, "", ""), log, said["linguist"])
+            if cfg.linguist
+            else _nothing({})
         )
-        web, wiki = self._retrieve(article, terms, contexts, mode, evidence, log)
+        linguist, found = await schedule.gather(
+            linguist_done, self._evidence(article, text, sentences, block, evidence, log, said)
+        )
+        failures = [entry for part in said.values() for entry in part]
+        web, wiki, keywords_trace, material, expert, expert_tokens, checked = found
         web_passages = web.results if web else []
         wiki_passages = [s.chosen for s in wiki if s.chosen is not None]
-        wikipedia = passages_block("Wikipedia background", "W", wiki_passages, cfg.max_chars)
-        web_block = passages_block("Web search results", "S", web_passages, cfg.max_chars)
-        material = Material(article=block, wikipedia=wikipedia, web=web_block)
-        linguist = self._linguist(material, log, failures) if cfg.linguist else {}
-        expert, expert_tokens = None, None
-        if cfg.expert:
-            expert_text, expert_tokens = self._fit(
-                article,
-                text,
-                "domain_expert",
-                agents.EXPERT,
-                f"\n\n{wikipedia}",
-                role="x",
-                domain="x",
-            )
-            expert_material = Material(article_block(article, expert_text), wikipedia, web_block)
-            expert = self._expert(expert_material, log, failures)
-        checked: list[CheckedClaim] = []
-        if cfg.claim_verification and extracted is not None:
-            checked = self._check(extracted, web_passages, log, failures)
         reports = reports_block(linguist, expert, checked, cfg.max_chars)
         pool = self._debate_pool(article, text, material, reports)
         debate: Debate | None = None
+        debate_failures: list[dict[str, str]] = []
         if cfg.debate:
-            debate = run_debate(
+            debate = await run_debate(
                 pool,
                 pro=self.agents["pro"],
                 con=self.agents["con"],
@@ -288,14 +277,15 @@ class ZofiaMethod:
                 max_rounds=cfg.max_rounds,
                 max_tokens=cfg.max_tokens,
                 log=log,
-                failures=failures,
+                failures=debate_failures,
                 fits=self._history_fits(pool),
             )
             final: Ruling = debate.final
         else:
-            final = judge_without_debate(
+            final = await judge_without_debate(
                 pool, judge=self.agents["judge"], max_tokens=cfg.max_tokens, log=log
             )
+        failures.extend(debate_failures)
         matrix: dict[str, Any] = {
             "in_news": True,
             "model_knowledge": True,
@@ -423,7 +413,7 @@ class ZofiaMethod:
         room = context - used - MARGIN_TOKENS
         return lambda history: model.count_tokens(history)[0] <= room
 
-    def _query(
+    async def _query(
         self,
         sentences: list[str],
         block: str,
@@ -434,9 +424,8 @@ class ZofiaMethod:
         """Search terms, the local context of each, the trace record, the composition."""
         cfg = self.config
         if cfg.keywords == "sc-mmr":
-            selection = KeywordSelector(self.recognizer, self._encoder(), self.params).select(
-                " ".join(sentences)
-            )
+            selector = KeywordSelector(self.recognizer, self._encoder(), self.params)
+            selection = await asyncio.to_thread(selector.select, " ".join(sentences))
             by_text = {u.text: u.context for u in selection.units}
             terms = selection.keywords
             record = {"construction": "sc-mmr", **selection.to_trace(), "terms": terms}
@@ -444,7 +433,7 @@ class ZofiaMethod:
         if cfg.keywords in ("sentence", "core-claim"):
             # Without a core claim (the extractor failed) the salient sentence stands in.
             if cfg.keywords == "sentence" or extracted is None:
-                index = salient_sentence(sentences, self._encoder())
+                index = await asyncio.to_thread(salient_sentence, sentences, self._encoder())
                 text = sentences[index]
             else:
                 text = extracted.core_claim
@@ -452,7 +441,7 @@ class ZofiaMethod:
             return [text], [text], record, "text"
         if cfg.keywords == "promptner":
             try:
-                answer = PROMPT_NER.run(
+                answer = await PROMPT_NER.arun(
                     self.agents["claim_extractor"],
                     log=log,
                     params=self._gen("claim_extractor", PROMPT_NER.name),
@@ -463,7 +452,7 @@ class ZofiaMethod:
                 answer = PromptNerAnswer(candidates=[])
             names = accepted_names(answer)
             selector = KeywordSelector(self.recognizer, self._encoder(), self.params)
-            chosen = selector.select_names(" ".join(sentences), names)
+            chosen = await asyncio.to_thread(selector.select_names, " ".join(sentences), names)
             by_text = {u.text: u.context for u in chosen.units}
             terms = chosen.keywords
             record = {
@@ -477,7 +466,7 @@ class ZofiaMethod:
             terms = tfidf_keywords(sentences, cfg.variant_terms)
         else:
             try:
-                listed = LLM_NER.run(
+                listed = await LLM_NER.arun(
                     self.agents["claim_extractor"],
                     log=log,
                     params=self._gen("claim_extractor", LLM_NER.name),
@@ -534,14 +523,83 @@ class ZofiaMethod:
                 )
         return web, wiki
 
-    def _linguist(
+    async def _evidence(
+        self,
+        article: Article,
+        text: str,
+        sentences: list[str],
+        block: str,
+        given: Sequence[Evidence] | None,
+        log: CallLog,
+        said: dict[str, list[dict[str, str]]],
+    ) -> tuple[Any, ...]:
+        """Everything but the linguist before the debate: retrieval, expert, claims."""
+        cfg = self.config
+        triage = self._triage(block, log, said["expert"]) if cfg.expert else _nothing(None)
+        wants_claims = cfg.keywords == "core-claim" or cfg.claim_verification
+        extract = self._extract(block, log, said["extract"]) if wants_claims else _nothing(None)
+        if cfg.keywords == "core-claim":
+            # The query is the core claim itself: the search waits for the extraction.
+            choice, extracted = await schedule.gather(triage, extract)
+            searched = await self._search(article, sentences, block, extracted, given, log, said)
+        else:
+            search = self._search(article, sentences, block, None, given, log, said)
+            choice, extracted, searched = await schedule.gather(triage, extract, search)
+        keywords_trace, web, wiki = searched
+        web_passages = web.results if web else []
+        wiki_passages = [s.chosen for s in wiki if s.chosen is not None]
+        wikipedia = passages_block("Wikipedia background", "W", wiki_passages, cfg.max_chars)
+        web_block = passages_block("Web search results", "S", web_passages, cfg.max_chars)
+        material = Material(article=block, wikipedia=wikipedia, web=web_block)
+        expert_tokens, expert_material = None, None
+        if cfg.expert:
+            expert_text, expert_tokens = self._fit(
+                article,
+                text,
+                "domain_expert",
+                agents.EXPERT,
+                f"\n\n{wikipedia}",
+                role="x",
+                domain="x",
+            )
+            expert_material = Material(article_block(article, expert_text), wikipedia, web_block)
+        expert, checked = await schedule.gather(
+            self._analyse(choice, expert_material, log, said["expert"])
+            if choice is not None and expert_material is not None
+            else _nothing(None),
+            self._check(extracted, web_passages, log, said["claims"])
+            if cfg.claim_verification and extracted is not None
+            else _nothing([]),
+        )
+        return web, wiki, keywords_trace, material, expert, expert_tokens, checked
+
+    async def _search(
+        self,
+        article: Article,
+        sentences: list[str],
+        block: str,
+        extracted: agents.ExtractedClaims | None,
+        given: Sequence[Evidence] | None,
+        log: CallLog,
+        said: dict[str, list[dict[str, str]]],
+    ) -> tuple[dict[str, Any], WebSearch | None, list[WikiSense]]:
+        """Stage 1: the query, then the web and Wikipedia."""
+        terms, contexts, record, mode = await self._query(
+            sentences, block, extracted, log, said["query"]
+        )
+        web, wiki = await asyncio.to_thread(
+            self._retrieve, article, terms, contexts, mode, given, log
+        )
+        return record, web, wiki
+
+    async def _linguist(
         self, material: Material, log: CallLog, failures: list[dict[str, str]]
     ) -> dict[str, agents.DimensionJudgement]:
-        judged: dict[str, agents.DimensionJudgement] = {}
-        # 4.1.1: each dimension in its own session, the whole feature list in each (B.1).
-        for name, feature in agents.DIMENSIONS.items():
+        # 4.1.1: each dimension in its own session, the whole feature list in each (B.1);
+        # the sessions are independent, so they run at once.
+        async def judge(name: str, feature: str) -> agents.DimensionJudgement | str:
             try:
-                judged[name] = agents.LINGUIST.run(
+                return await agents.LINGUIST.arun(
                     self.agents["linguist"],
                     log=log,
                     params=self._gen("linguist", agents.LINGUIST.name),
@@ -550,22 +608,43 @@ class ZofiaMethod:
                     dimension=feature.split(":", 1)[0],
                 )
             except ModelOutputError as exc:
-                failures.append({"agent": f"linguist {name}", "error": str(exc)})
+                return str(exc)
+
+        names = list(agents.DIMENSIONS)
+        answers = await schedule.gather(*(judge(n, agents.DIMENSIONS[n]) for n in names))
+        judged: dict[str, agents.DimensionJudgement] = {}
+        for name, answer in zip(names, answers, strict=True):
+            if isinstance(answer, str):
+                failures.append({"agent": f"linguist {name}", "error": answer})
+            else:
+                judged[name] = answer
         return judged
 
-    def _expert(
-        self, material: Material, log: CallLog, failures: list[dict[str, str]]
-    ) -> dict[str, Any] | None:
-        model = self.agents["domain_expert"]
+    async def _triage(
+        self, block: str, log: CallLog, failures: list[dict[str, str]]
+    ) -> agents.DomainChoice | None:
+        """4.1.2: the field of the article and its expert, from the article alone."""
         try:
-            choice = agents.DOMAIN.run(
-                model,
+            return await agents.DOMAIN.arun(
+                self.agents["domain_expert"],
                 log=log,
                 params=self._gen("domain_expert", agents.DOMAIN.name),
-                material=material.linguist(),
+                material=block,
             )
-            judged = agents.EXPERT.run(
-                model,
+        except ModelOutputError as exc:
+            failures.append({"agent": "domain expert", "error": str(exc)})
+            return None
+
+    async def _analyse(
+        self,
+        choice: agents.DomainChoice,
+        material: Material,
+        log: CallLog,
+        failures: list[dict[str, str]],
+    ) -> dict[str, Any] | None:
+        try:
+            judged = await agents.EXPERT.arun(
+                self.agents["domain_expert"],
                 log=log,
                 params=self._gen("domain_expert", agents.EXPERT.name),
                 material=material.expert(),
@@ -577,11 +656,11 @@ class ZofiaMethod:
             return None
         return {**choice.model_dump(), **judged.model_dump()}
 
-    def _extract(
+    async def _extract(
         self, block: str, log: CallLog, failures: list[dict[str, str]]
     ) -> agents.ExtractedClaims | None:
         try:
-            return agents.EXTRACT.run(
+            return await agents.EXTRACT.arun(
                 self.agents["claim_extractor"],
                 log=log,
                 params=self._gen("claim_extractor", agents.EXTRACT.name),
@@ -591,7 +670,7 @@ class ZofiaMethod:
             failures.append({"agent": "claim extractor", "error": str(exc)})
             return None
 
-    def _check(
+    async def _check(
         self,
         extracted: agents.ExtractedClaims,
         passages: list[Evidence],
@@ -600,7 +679,7 @@ class ZofiaMethod:
     ) -> list[CheckedClaim]:
         subs = [s for s in extracted.sub_claims if s.strip()]
         claims = [(extracted.core_claim, "core"), *((s, "sub") for s in subs)]
-        return verify_claims(
+        return await verify_claims(
             claims,
             passages,
             encoder=self._encoder(),
@@ -612,6 +691,11 @@ class ZofiaMethod:
             log=log,
             failures=failures,
         )
+
+
+async def _nothing(value: T) -> T:
+    """A step that is switched off: its result at once."""
+    return value
 
 
 def explain(final: Ruling, debate: Debate | None) -> str:
