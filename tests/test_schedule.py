@@ -160,3 +160,51 @@ def test_a_sequential_failure_leaves_no_step_unawaited() -> None:
 
     with pytest.raises(ValueError, match="no"):
         asyncio.run(main())
+
+
+# -- the method base: usage stamped, verify derived ---------------------------------------
+
+VERDICT = '{"explanation": "Known.", "label": "SUPPORTED", "confidence": 0.9}'
+
+
+def direct(**config: object):
+    from verity.llm.spec import ModelSet
+    from verity.methods.base import load_method
+
+    return load_method("direct", models=ModelSet(ModelClient(FakeChatModel([VERDICT]))), **config)
+
+
+def test_a_verdict_carries_its_critical_path_and_wall_time() -> None:
+    from verity.domain import Claim
+
+    verdict = direct().verify(Claim(text="Water is wet."))
+    usage = verdict.usage
+    assert (usage.llm_calls, usage.critical_calls) == (1, 1)
+    assert 0 < usage.non_model_seconds <= usage.wall_seconds
+
+
+def test_verify_works_inside_a_running_event_loop() -> None:
+    # A notebook calls the sync API from inside its own loop.
+    from verity.domain import Claim
+
+    async def main() -> str:
+        return direct().verify(Claim(text="Water is wet.")).label.value
+
+    assert asyncio.run(main()) == "SUPPORTED"
+
+
+def test_the_parallel_setting_wins_over_what_the_models_say() -> None:
+    class OneAtATime(FakeChatModel):
+        one_at_a_time = True
+
+    from verity.llm.spec import ModelSet
+    from verity.methods.base import load_method
+
+    def method(**config: object):
+        models = ModelSet(ModelClient(OneAtATime([VERDICT])))
+        return load_method("direct", models=models, **config)
+
+    assert direct().runs_parallel()
+    assert not method().runs_parallel()  # an embedded-like model: sequential by default
+    assert method(parallel=True).runs_parallel()
+    assert not direct(parallel=False).runs_parallel()

@@ -104,8 +104,9 @@ def verdict(console: Console, v: Verdict) -> None:
             console.print(text(f"    {snippet}", "dim"))
     u = v.usage
     console.print(
-        f"\n{u.llm_calls} model call(s), {u.prompt_tokens}+{u.completion_tokens} tokens, "
-        f"{u.seconds:.1f} s in the model",
+        f"\n{u.llm_calls} model call(s), {u.critical_calls} one after another, "
+        f"{u.prompt_tokens}+{u.completion_tokens} tokens, {u.seconds:.1f} s in the model, "
+        f"{u.wall_seconds:.1f} s in all",
         style="dim",
     )
 

@@ -202,3 +202,24 @@ def test_a_killed_run_resumes_without_loss_or_duplicates(tmp_path: Path) -> None
     assert {i: r for i, r in after if i in before} == before  # nothing redone or lost
     report = json.loads((out / "report.json").read_text())
     assert report["methods"]["direct"]["metrics"]["n"] == 5
+
+
+def test_the_report_gives_the_critical_path_wall_time_and_peak_memory(tmp_path: Path) -> None:
+    run, _ = make(tmp_path, answers(lambda c: "SUPPORTED"), methods=("direct",))
+    results = run.run()
+    run.close()
+    usage, extra = results["direct"].usage_per_claim, results["direct"].extra
+    assert usage["critical_calls"] == 1.0 == usage["llm_calls"]
+    assert usage["wall_seconds"] > 0
+    # The overhead share reads each verdict's own time outside model calls.
+    assert 0 < extra["overhead_share"] <= 1
+    assert extra["peak_rss_mb"] > 10
+    assert "on critical path" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_follow_concurrency_lets_the_model_take_every_example_at_once(tmp_path: Path) -> None:
+    run, _ = make(tmp_path, answers(lambda c: "SUPPORTED"), methods=("direct",), concurrency=5)
+    assert run.follow_concurrency() == []
+    client = run.methods["direct"].models.default  # type: ignore[attr-defined]
+    assert client.max_concurrency == 5 * 8
+    run.close()

@@ -251,6 +251,9 @@ USAGE_FIELDS = (
     "cached_tokens",
     "cached_calls",
     "seconds",
+    "critical_calls",
+    "wall_seconds",
+    "non_model_seconds",
 )
 
 

@@ -239,11 +239,14 @@ def _markdown(
         f"| code version | {_cell(_text(manifest.get('code_version')))} |",
         *_standin_rows(manifest.get("web_standin")),
         "",
-        "Scores in percent; macro-F1 with its bootstrap 95% interval. Cost is the mean per claim.",
+        "Scores in percent; macro-F1 with its bootstrap 95% interval. Cost is the mean per "
+        "claim; calls on the critical path are those that stood one after another, seconds "
+        "in calls add up every call, wall seconds are the check's own.",
         "",
         "| method | n | accuracy | macro-F1 [95% CI] | paper macro-F1 | balanced accuracy "
-        "| errors | LLM calls | prompt tokens | completion tokens | seconds |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        "| errors | LLM calls | on critical path | prompt tokens | completion tokens "
+        "| seconds in calls | wall seconds |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for name, result in results.items():
         m, usage = result.metrics, result.usage_per_claim
@@ -260,9 +263,11 @@ def _markdown(
                     _pct(m.balanced_accuracy),
                     str(m.errors),
                     _number(usage.get("llm_calls"), ".2f"),
+                    _number(usage.get("critical_calls"), ".2f"),
                     _number(usage.get("prompt_tokens"), ",.0f"),
                     _number(usage.get("completion_tokens"), ",.0f"),
                     _number(usage.get("seconds"), ".2f"),
+                    _number(usage.get("wall_seconds"), ".2f"),
                 ]
             )
             + " |"

@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from verity.bench.base import DatasetSplit, Example
 from verity.bench.datasets import data_dir
+from verity.bench.memory import PeakMemory
 from verity.bench.metrics import compute_metrics, usage_per_claim
 from verity.bench.news_standin import NEWS_DATASETS, WebStandin, has_web_source, news_standin
 from verity.bench.report import MethodResult, write_report
@@ -181,6 +182,29 @@ def _row(example: Example, split: DatasetSplit, verdict: Verdict, wall: float) -
     )  # fmt: skip
 
 
+def _overhead(rows: Sequence[ResultRow]) -> tuple[float, float] | None:
+    """The share of the wall time outside model calls, and the seconds per example.
+
+    A verdict that reports its time outside model calls (`Usage.non_model_seconds`,
+    measured while none of its calls was in flight) is read as it is; an older stored
+    one counts its wall time minus its time inside calls, which holds for checks that
+    made their calls one at a time.
+    """
+    walls: list[tuple[float, float]] = []
+    for r in rows:
+        if not r.usage or "wall_seconds" not in r.extra:
+            continue
+        wall = r.extra["wall_seconds"]
+        own = r.usage.get("non_model_seconds")
+        if not r.usage.get("wall_seconds"):
+            own = wall - r.usage["seconds"]
+        walls.append((wall, own))
+    total = sum(w for w, _ in walls)
+    if total <= 0:
+        return None
+    return sum(o for _, o in walls) / total, total / len(walls)
+
+
 def _failed(example: Example, exc: Exception) -> ResultRow:
     return ResultRow(
         example_id=example.id, gold=example.label.value, pred=None, confidence=None,
@@ -228,6 +252,8 @@ class BenchRun:
         }
         self.run_id = str(manifest["run_id"])
         self.store = ResultStore(config.out / "results.sqlite")
+        # The most memory the process held while each method ran (this run's examples).
+        self.peak_mb: dict[str, float] = {}
         self.store.save_run(self.run_id, manifest)
         (config.out / "manifest.json").write_text(
             json.dumps(manifest, indent=2, default=str), encoding="utf-8"
@@ -294,11 +320,14 @@ class BenchRun:
             progress(name, counts["finished"], total, None)
         pool = ThreadPoolExecutor(max_workers=max(1, self.config.concurrency))
         try:
-            for future in as_completed([pool.submit(one, ex) for ex in todo]):
-                future.result()
+            with PeakMemory() as peak:
+                for future in as_completed([pool.submit(one, ex) for ex in todo]):
+                    future.result()
         finally:
             # Ctrl-C: drop queued examples; those running finish and are stored.
             pool.shutdown(wait=True, cancel_futures=True)
+        if todo:
+            self.peak_mb[name] = peak.mb
 
     def _right(self, name: str) -> int:
         return sum(r.pred == r.gold for r in self.store.rows(self.run_id, name))
@@ -322,15 +351,11 @@ class BenchRun:
             iterations = [r.extra["iterations_used"] for r in rows if "iterations_used" in r.extra]
             if iterations:
                 extra["iterations_per_claim"] = sum(iterations) / len(iterations)
-            walls = [
-                (r.extra["wall_seconds"], r.usage["seconds"])
-                for r in rows
-                if "wall_seconds" in r.extra and r.usage
-            ]
-            wall = sum(w for w, _ in walls)
-            if wall > 0:
-                extra["overhead_share"] = (wall - sum(m for _, m in walls)) / wall
-                extra["seconds_per_example"] = wall / len(walls)
+            overhead = _overhead(rows)
+            if overhead is not None:
+                extra["overhead_share"], extra["seconds_per_example"] = overhead
+            if name in self.peak_mb:
+                extra["peak_rss_mb"] = self.peak_mb[name]
             early = [r.extra["debate_ended_early"] for r in rows if "debate_ended_early" in r.extra]
             if early:
                 extra["debate_early_share"] = sum(early) / len(early)
