@@ -46,9 +46,8 @@ def main() -> None:
 
         before, after = timed(plain, texts), timed(encoder.encode, texts)
         diff = float(np.abs(plain(texts) - encoder.encode(texts)).max())
-        print(
-            f"{name:9} {len(texts):>3} {before:>11.3f} {after:>11.3f} {before / after:>6.1f} {diff:>9.1e}"
-        )
+        ratio = before / after
+        print(f"{name:9} {len(texts):>3} {before:>11.3f} {after:>11.3f} {ratio:>6.1f} {diff:>9.1e}")
 
 
 if __name__ == "__main__":

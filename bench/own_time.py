@@ -47,7 +47,8 @@ def main() -> None:
     parser.add_argument("--sort", default="cumulative", choices=("cumulative", "tottime"))
     args = parser.parse_args()
     dataset, sources = SETUPS[args.method.partition("/")[0]]
-    with LatencyEndpoint(delay=0.0, answer=usual_path) as endpoint, tempfile.TemporaryDirectory() as out:
+    instant = LatencyEndpoint(delay=0.0, answer=usual_path)
+    with instant as endpoint, tempfile.TemporaryDirectory() as out:
         models = ModelSet.from_settings(
             ModelSettings(spec="openai:m", base_url=endpoint.base_url, cache=False)
         )

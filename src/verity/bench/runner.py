@@ -194,10 +194,11 @@ def _overhead(rows: Sequence[ResultRow]) -> tuple[float, float] | None:
     for r in rows:
         if not r.usage or "wall_seconds" not in r.extra:
             continue
-        wall = r.extra["wall_seconds"]
-        own = r.usage.get("non_model_seconds")
-        if not r.usage.get("wall_seconds"):
-            own = wall - r.usage["seconds"]
+        wall = float(r.extra["wall_seconds"])
+        if r.usage.get("wall_seconds"):
+            own = float(r.usage["non_model_seconds"])
+        else:
+            own = wall - float(r.usage["seconds"])
         walls.append((wall, own))
     total = sum(w for w, _ in walls)
     if total <= 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -259,7 +260,7 @@ def test_a_relation_shows_the_statements_not_yet_held(graph) -> None:
     beam = Beam(claim="Alice Smith has three children.", graph=graph.graph,
                 model=ModelClient(FakeChatModel(script)), relevance=lambda c, t: [0.0] * len(t),
                 k=1, limit=50, log=CallLog())  # fmt: skip
-    record = expand_hop(sub, beam, start=["Q1"])
+    record = asyncio.run(expand_hop(sub, beam, start=["Q1"]))
     # Alice has three "child" statements, one held: the line counts the other two.
     assert "child (P40), outgoing, 2" in script.seen["RelationChoice"][0]
     assert record["relations"][0] == {"pid": "P40", "label": "child", "direction": "out",

@@ -7,11 +7,14 @@ or from where the last hop ended), ``webSearch(query)`` or ``verdict``. Its outp
 is built per step from the actions it may take now and the entities it may expand, so it
 cannot name anything else. At ``max_steps`` the verdict is forced (section 5.7). Every
 action, its reason and what it observed goes into ``trace.actions``.
+
+The steps run one after another: each decision reads the observations of the steps
+before it (eq. 2), so nothing of the loop can run beside the next decision.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -59,9 +62,9 @@ class Episode:
 class Tools:
     """What the policy's actions do: expand from entities, search the web."""
 
-    expand: Callable[[list[str]], dict[str, Any]]
-    search: Callable[[str], WebResult]
-    facts: Callable[[], str]
+    expand: Callable[[list[str]], Awaitable[dict[str, Any]]]
+    search: Callable[[str], Awaitable[WebResult]]
+    facts: Callable[[], Awaitable[str]]
     web: Callable[[], str]
 
 
@@ -81,7 +84,7 @@ def action_model(actions: list[str], entities: list[str]) -> type[BaseModel]:
     return model
 
 
-def run_policy(
+async def run_policy(
     episode: Episode,
     *,
     model: ModelClient,
@@ -107,11 +110,11 @@ def run_policy(
         # The instruction is the policy prompt, the text that optimisation rewrites.
         step = replace(ACT, instruction=instruction, output=action_model(actions, expandable))
         try:
-            act = step.run(
+            act = await step.arun(
                 model,
                 log=log,
                 claim=episode.claim,
-                facts=tools.facts(),
+                facts=await tools.facts(),
                 web=tools.web(),
                 history=episode.history(),
                 left=max_steps - used,
@@ -137,14 +140,14 @@ def run_policy(
             start = named or [q for q in expandable if q in episode.sub.frontier][:k]
             start = start or expandable[:k]
             episode.agent_hops += 1
-            hop = tools.expand(start)
+            hop = await tools.expand(start)
             record.update(
                 entities=start, observation=hop, taken=True, new=len(hop.get("kept", [])),
                 summary=f"{len(hop.get('kept', []))} new facts",
             )  # fmt: skip
         else:
             query = getattr(act, "query", "").strip() or episode.claim
-            found = tools.search(query)
+            found = await tools.search(query)
             record.update(
                 query=query, observation=found.to_trace(), taken=found.error is None,
                 new=len(found.kept), summary=f"{len(found.kept)} passages kept of {found.found}",

@@ -10,6 +10,13 @@ those facts reach are the next hop's beam ("at each hop, k entities to expand").
 hop costs at most 1 + k decisions, N hops and a verdict at most N + kN + 1 (21 at
 k = N = 4); repair rounds of a decision are counted apart (`calls_by_step`).
 
+The k pruning decisions of a hop run at once (`verity.schedule`): each reads only its own
+relation's statements, which were fetched before any of them was asked, and the beam
+merges their answers in rank order afterwards, as a sequential run does. A hop's path is
+then two decisions long whatever k is: the ranking, then the prunings together. The two
+SPARQL templates (out, in) and the reads of the kept relations are independent queries
+too, sent at once, in worker threads so that a check's event loop never waits on the graph.
+
 A relation all of whose statements around the beam are held already (the one the beam
 arrived by, read backwards) is not offered: it could bring nothing new, and a model that
 picks it would end the schedule early (``held_relations`` counts them).
@@ -17,15 +24,18 @@ picks it would end the schedule early (``held_relations`` counts them).
 What is cut, and recorded in the hop's trace: a relation is read up to ``limit``
 statements (the graph's own order; ``read`` and ``total`` say how many of how many),
 and the lists shown to the model are cut only to fit its context (``shown``).
-A graph that cannot be reached ends the hop, which still counts.
+A graph that cannot be reached ends the hop, which still counts; as every read of a hop
+comes before its prunings, such a hop spends no pruning call.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from verity import schedule
 from verity.errors import ModelOutputError, SourceUnavailableError
 from verity.kg.base import Direction, KnowledgeGraph, Relation, Triple
 from verity.kg.facts import fact_text
@@ -34,6 +44,8 @@ from verity.llm.client import ModelClient
 from verity.methods.wkgfc.context import fit_lines, free_tokens
 from verity.methods.wkgfc.prompts import PRUNE_FACTS, RANK_RELATIONS
 from verity.methods.wkgfc.subgraph import Relevance, Subgraph, fact_key
+
+Candidate = tuple[Direction, Relation]
 
 
 def valid_choices(chosen: Sequence[int], n: int, k: int) -> list[int]:
@@ -59,6 +71,25 @@ class Beam:
     limit: int
     log: CallLog
     context: int | None = None  # the model's context, when its backend cannot tell
+
+
+@dataclass(frozen=True)
+class _Offer:
+    """The relations a hop shows the ranker, closest to the claim first."""
+
+    candidates: list[Candidate]
+    unread: dict[tuple[Direction, str], int]  # statements not held yet, per relation
+    entities: str
+    shown: list[str]
+
+
+@dataclass(frozen=True)
+class _Read:
+    """One kept relation's statements: as read, the new ones by relevance, their lines."""
+
+    read: list[Triple]
+    ordered: list[Triple]
+    lines: list[str] | None  # None: k or fewer, nothing to choose
 
 
 def _relation_line(i: int, direction: Direction, rel: Relation, unread: int) -> str:
@@ -95,7 +126,9 @@ def _by_relevance(beam: Beam, texts: Sequence[str]) -> list[int]:
     return sorted(range(len(texts)), key=lambda i: -float(scores[i]))
 
 
-def expand_hop(sub: Subgraph, beam: Beam, start: Sequence[str] | None = None) -> dict[str, Any]:
+async def expand_hop(
+    sub: Subgraph, beam: Beam, start: Sequence[str] | None = None
+) -> dict[str, Any]:
     """Grow ``sub`` by one hop in place, from ``start`` or the frontier; return its record."""
     chosen = [q for q in (start if start else sub.frontier) if q not in sub.expanded]
     record: dict[str, Any] = {"hop": sub.hops + 1, "from": chosen, "kept": []}
@@ -104,7 +137,7 @@ def expand_hop(sub: Subgraph, beam: Beam, start: Sequence[str] | None = None) ->
         sub.frontier = []  # so that a schedule of hops ends here
         return record
     try:
-        _hop(sub, chosen, beam, record)
+        await _hop(sub, chosen, beam, record)
     except SourceUnavailableError as exc:
         record["stopped"] = f"graph unavailable: {exc}"
         sub.frontier = [q for q in sub.frontier if q not in chosen]
@@ -113,12 +146,50 @@ def expand_hop(sub: Subgraph, beam: Beam, start: Sequence[str] | None = None) ->
     return record
 
 
-def _hop(sub: Subgraph, start: list[str], beam: Beam, record: dict[str, Any]) -> None:
+async def _hop(sub: Subgraph, start: list[str], beam: Beam, record: dict[str, Any]) -> None:
     graph, k = beam.graph, beam.k
-    candidates: list[tuple[Direction, Relation]] = [
-        *(("out", r) for r in graph.relations(start, "out")),
-        *(("in", r) for r in graph.relations(start, "in")),
+    outgoing, incoming = await schedule.gather(
+        asyncio.to_thread(graph.relations, start, "out"),
+        asyncio.to_thread(graph.relations, start, "in"),
+    )
+    candidates: list[Candidate] = [
+        *(("out", r) for r in outgoing),
+        *(("in", r) for r in incoming),
     ]
+    offer = await asyncio.to_thread(_offer, sub, start, candidates, beam, record)
+    if offer is None:
+        sub.frontier = record["next_frontier"] = []
+        return
+    picked = await _rank(offer, beam, record)
+    chosen = [offer.candidates[i] for i in picked]
+    reads = await schedule.gather(*(asyncio.to_thread(_read, sub, start, c, beam) for c in chosen))
+    # Every read is in before any pruning is asked: a graph that fails mid-hop costs no
+    # decision, and the calls go out in rank order, as a sequential run sends them.
+    per_relation = await schedule.gather(*(_prune(r, beam) for r in reads))
+    record["relations"] = [
+        {"pid": rel.pid, "label": rel.label, "direction": direction, "total": rel.count,
+         "read": len(r.read), "new": len(r.ordered)}
+        for (direction, rel), r in zip(chosen, reads, strict=True)
+    ]  # fmt: skip
+    beam_facts = _round_robin(per_relation, k)
+    added = sub.add(beam_facts, hop=sub.hops + 1)
+    record["kept"] = [fact_text(f) for f in added]
+    next_frontier: dict[str, None] = {}
+    for fact, direction in ((f, d) for f in beam_facts for d in _directions(f, start)):
+        target = _target(fact, direction)
+        if target is not None and target not in sub.expanded and target not in start:
+            next_frontier.setdefault(target)
+    sub.frontier = record["next_frontier"] = list(next_frontier)
+
+
+def _offer(
+    sub: Subgraph,
+    start: list[str],
+    candidates: list[Candidate],
+    beam: Beam,
+    record: dict[str, Any],
+) -> _Offer | None:
+    """The relations worth offering, ordered and fitted to the ranker's context."""
     record["candidates"] = len(candidates)
     # A relation whose statements are all held already (typically the one the beam
     # arrived by, read backwards) would bring nothing new: it is not offered, and the
@@ -129,55 +200,59 @@ def _hop(sub: Subgraph, start: list[str], beam: Beam, record: dict[str, Any]) ->
     record["held_relations"] = record["candidates"] - len(candidates)
     if not candidates:
         record["stopped"] = "no relations" if not record["candidates"] else "no new relations"
-        sub.frontier = record["next_frontier"] = []
-        return
+        return None
     order = _by_relevance(beam, [r.label or r.pid for _, r in candidates])
     candidates = [candidates[i] for i in order]
-    labels = graph.labels(start)
+    labels = beam.graph.labels(start)
     entities = ", ".join(f"{labels.get(q, '?')} ({q})" for q in start)
     lines = [
         _relation_line(i, d, r, unread[(d, r.pid)]) for i, (d, r) in enumerate(candidates, start=1)
     ]
     room = free_tokens(
         beam.model, RANK_RELATIONS, context=beam.context, claim=beam.claim,
-        entities=entities, relations="", k=k,
+        entities=entities, relations="", k=beam.k,
     )  # fmt: skip
     shown = fit_lines(lines, room, beam.model)
     record["relations_shown"] = len(shown)
+    return _Offer(candidates, unread, entities, shown)
+
+
+async def _rank(offer: _Offer, beam: Beam, record: dict[str, Any]) -> list[int]:
+    """The ranker's top k relations (indices into the offer); the most used without one."""
     try:
-        ranked = RANK_RELATIONS.run(
-            beam.model, log=beam.log, claim=beam.claim, entities=entities,
-            relations="\n".join(shown), k=k,
+        ranked = await RANK_RELATIONS.arun(
+            beam.model, log=beam.log, claim=beam.claim, entities=offer.entities,
+            relations="\n".join(offer.shown), k=beam.k,
         )  # fmt: skip
-        picked = valid_choices(ranked.chosen, len(shown), k)
+        picked = valid_choices(ranked.chosen, len(offer.shown), beam.k)
     except ModelOutputError:
         picked = []
     if not picked:
         # No usable ranking: keep the most used relations, so the hop still happens.
         record["fallback"] = "most used relations"
-        pairs = [(d, r.pid) for d, r in candidates]
-        picked = sorted(range(len(candidates)), key=lambda i: -unread[pairs[i]])[:k]
-    per_relation: list[list[Triple]] = []
-    record["relations"] = []
-    for i in picked:
-        direction, rel = candidates[i]
-        read = graph.follow(start, [rel.pid], direction, limit=beam.limit)
-        fresh = [f for f in read if fact_key(f) not in sub.hop_of]
-        kept = _prune(fresh, beam)
-        per_relation.append(kept)
-        record["relations"].append(
-            {"pid": rel.pid, "label": rel.label, "direction": direction,
-             "total": rel.count, "read": len(read), "new": len(fresh)}
-        )  # fmt: skip
-    beam_facts = _round_robin(per_relation, k)
-    added = sub.add(beam_facts, hop=sub.hops + 1)
-    record["kept"] = [fact_text(f) for f in added]
-    next_frontier: dict[str, None] = {}
-    for fact, direction in ((f, d) for f in beam_facts for d in _directions(f, start)):
-        target = _target(fact, direction)
-        if target is not None and target not in sub.expanded and target not in start:
-            next_frontier.setdefault(target)
-    sub.frontier = record["next_frontier"] = list(next_frontier)
+        pairs = [(d, r.pid) for d, r in offer.candidates]
+        picked = sorted(range(len(pairs)), key=lambda i: -offer.unread[pairs[i]])[: beam.k]
+    return picked
+
+
+def _read(sub: Subgraph, start: list[str], chosen: Candidate, beam: Beam) -> _Read:
+    """One kept relation's statements around the beam, the new ones closest first.
+
+    Only reads the subgraph: no hop adds to it before all its relations are read.
+    """
+    direction, rel = chosen
+    read = beam.graph.follow(start, [rel.pid], direction, limit=beam.limit)
+    fresh = [f for f in read if fact_key(f) not in sub.hop_of]
+    ordered = [fresh[i] for i in _by_relevance(beam, [fact_text(f) for f in fresh])]
+    if len(ordered) <= beam.k:
+        return _Read(read, ordered, None)
+    room = free_tokens(
+        beam.model, PRUNE_FACTS, context=beam.context, claim=beam.claim, facts="", k=beam.k
+    )
+    lines = fit_lines(
+        [f"[{i}] {fact_text(f)}" for i, f in enumerate(ordered, start=1)], room, beam.model
+    )
+    return _Read(read, ordered, lines)
 
 
 def _directions(fact: Triple, start: Sequence[str]) -> list[Direction]:
@@ -202,23 +277,17 @@ def _round_robin(lists: Sequence[Sequence[Triple]], k: int) -> list[Triple]:
     return taken
 
 
-def _prune(facts: list[Triple], beam: Beam) -> list[Triple]:
+async def _prune(relation: _Read, beam: Beam) -> list[Triple]:
     """The facts of one relation worth following, best first: the LLM's choice of k.
 
     With k or fewer there is nothing to choose and no call: they go in order of
     relevance to the claim. Without a usable choice the k closest stand in.
     """
-    ordered = [facts[i] for i in _by_relevance(beam, [fact_text(f) for f in facts])]
-    if len(ordered) <= beam.k:
+    ordered, lines = relation.ordered, relation.lines
+    if lines is None:
         return ordered
-    room = free_tokens(
-        beam.model, PRUNE_FACTS, context=beam.context, claim=beam.claim, facts="", k=beam.k
-    )
-    lines = fit_lines(
-        [f"[{i}] {fact_text(f)}" for i, f in enumerate(ordered, start=1)], room, beam.model
-    )
     try:
-        choice = PRUNE_FACTS.run(
+        choice = await PRUNE_FACTS.arun(
             beam.model, log=beam.log, claim=beam.claim, facts="\n".join(lines), k=beam.k
         )
         picked = valid_choices(choice.chosen, len(lines), beam.k)

@@ -19,12 +19,14 @@ several values.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
+from verity import schedule
 from verity.domain import Evidence
 from verity.errors import ModelOutputError, SourceUnavailableError
 from verity.kg.base import KnowledgeGraph, Triple
@@ -171,7 +173,7 @@ def align(
     return fact
 
 
-def fuse(
+async def fuse(
     passages: Sequence[Evidence],
     claim: str,
     sub: Subgraph,
@@ -184,20 +186,27 @@ def fuse(
     """Statements from every passage, aligned; one LLM call per passage.
 
     The extractor is told every entity of the current subgraph (up to ``MAX_ENTITIES``,
-    seeds first), so that it names them as the graph does.
+    seeds first), so that it names them as the graph does. Passages are read at once:
+    each call sees one passage and the same entities, alignment only reads the subgraph,
+    and the statements are listed passage by passage in the order given.
     """
     names = sub.labels()
     known = [q for q in sub.entities() if q in names][:MAX_ENTITIES]
     entities = ", ".join(f"{names[q]} ({q})" for q in known) or "(none)"
-    facts: list[WebFact] = []
-    for ev in passages:
+
+    async def read(ev: Evidence) -> list[WebFact]:
         try:
-            read = EXTRACT_STATEMENTS.run(
+            found = await EXTRACT_STATEMENTS.arun(
                 model, log=log, claim=claim, entities=entities, passage=ev.text[:800],
                 n=per_passage,
             )  # fmt: skip
         except ModelOutputError:
-            continue
-        for statement in read.statements[:per_passage]:
-            facts.append(align(statement, ev.ref or ev.title, sub, graph))
-    return facts
+            return []
+        statements = found.statements[:per_passage]
+        # Alignment asks the graph (linking, relations): a worker thread's work.
+        return await asyncio.to_thread(
+            lambda: [align(s, ev.ref or ev.title, sub, graph) for s in statements]
+        )
+
+    by_passage = await schedule.gather(*(read(ev) for ev in passages))
+    return [fact for facts in by_passage for fact in facts]

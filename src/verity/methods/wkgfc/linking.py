@@ -5,13 +5,20 @@ none), its noun chunks are tried. Dates and amounts are left out, as no item sta
 them. Each mention is linked to its best match; the seeds are the first frontier of the
 beam search (`verity.methods.wkgfc.expand`), whose N pruned hops complete the initial
 retrieval.
+
+Each mention is looked up on its own (4.2: one ``wbsearchentities`` request per entity),
+so the lookups go out at once, in worker threads. They are merged in the mentions' order:
+when two mentions link to one item, its seed keeps the first mention's match, as when
+they are looked up one by one.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 
+from verity import schedule
 from verity.kg.base import EntityMatch, KnowledgeGraph
 from verity.methods.wkgfc.subgraph import Subgraph
 from verity.nlp.ner import EntityRecognizer, noun_chunks
@@ -27,11 +34,13 @@ def _unique(found: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(m.strip() for m in found if m.strip()))
 
 
-def _link(names: Sequence[str], graph: KnowledgeGraph) -> tuple[dict[str, EntityMatch], list[str]]:
+async def _link(
+    names: Sequence[str], graph: KnowledgeGraph
+) -> tuple[dict[str, EntityMatch], list[str]]:
     seeds: dict[str, EntityMatch] = {}
     unlinked: list[str] = []
-    for name in names:
-        matches = graph.link(name, k=1)
+    found = await schedule.gather(*(asyncio.to_thread(graph.link, name, 1) for name in names))
+    for name, matches in zip(names, found, strict=True):
         if matches:
             seeds.setdefault(matches[0].qid, matches[0])
         else:
@@ -39,23 +48,30 @@ def _link(names: Sequence[str], graph: KnowledgeGraph) -> tuple[dict[str, Entity
     return seeds, unlinked
 
 
-def link_mentions(
+def _entities(text: str, recognizer: EntityRecognizer) -> list[str]:
+    found = [span.text for span in recognizer.extract(text) if span.label not in VALUE_TYPES]
+    return _unique(found)
+
+
+def _chunks(text: str, recognizer: EntityRecognizer) -> list[str]:
+    return _unique([DETERMINER.sub("", c) for c in noun_chunks(text, recognizer.model)])
+
+
+async def link_mentions(
     text: str, graph: KnowledgeGraph, recognizer: EntityRecognizer
 ) -> tuple[dict[str, EntityMatch], list[str]]:
     """Seeds by QID and the mentions that found no item; noun chunks if no entity links."""
-    found = [span.text for span in recognizer.extract(text) if span.label not in VALUE_TYPES]
-    seeds, unlinked = _link(_unique(found), graph)
+    seeds, unlinked = await _link(await asyncio.to_thread(_entities, text, recognizer), graph)
     if not seeds:
-        chunks = [DETERMINER.sub("", c) for c in noun_chunks(text, recognizer.model)]
-        chunks = [c for c in _unique(chunks) if c not in unlinked]
-        seeds, more = _link(chunks, graph)
+        chunks = await asyncio.to_thread(_chunks, text, recognizer)
+        seeds, more = await _link([c for c in chunks if c not in unlinked], graph)
         unlinked += more
     return seeds, unlinked
 
 
-def seed_subgraph(
+async def seed_subgraph(
     text: str, graph: KnowledgeGraph, recognizer: EntityRecognizer
 ) -> tuple[Subgraph, list[str]]:
     """A subgraph holding the claim's seeds as its frontier, and the mentions not linked."""
-    seeds, unlinked = link_mentions(text, graph, recognizer)
+    seeds, unlinked = await link_mentions(text, graph, recognizer)
     return Subgraph(seeds=list(seeds.values()), frontier=list(seeds)), unlinked

@@ -12,17 +12,25 @@ The graph is the first source passed that is a knowledge graph (``kg-local``,
 search), ``kg-web`` (N hops and one web search with the claim, no agent) and ``full``.
 Every default is the paper's where it gives one (cited at the field), else verity's
 choice, said so; docs/wkgfc.md has the table of both.
+
+A check's independent steps run at once (`verity.schedule`; ``parallel`` decides): a
+hop's entity prunings, the entity lookups, a search's filter batches and the reading of
+its passages, and kg-web's coarse retrieval beside the hops. The hops, the policy's steps
+and the verdict each read what came before and run in turn. Every branch's results are
+merged in the order a sequential run makes them, so both give the same verdict and trace.
+Graph, encoder and source work runs in worker threads.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar
 
 from pydantic import Field
 
+from verity import schedule
 from verity.domain import Article, Claim, Evidence, Label, Verdict
 from verity.errors import ConfigError
 from verity.kg.base import KnowledgeGraph, Triple
@@ -30,7 +38,7 @@ from verity.kg.facts import fact_text
 from verity.llm.calllog import CallLog
 from verity.llm.spec import ModelSet
 from verity.llm.step import Delimited, Step, data_block, inert
-from verity.methods.base import MethodConfig
+from verity.methods.base import MethodBase, MethodConfig
 from verity.methods.common import require_claim
 from verity.methods.wkgfc.agent import Episode, Tools, run_policy
 from verity.methods.wkgfc.context import fit_lines, free_tokens
@@ -40,7 +48,7 @@ from verity.methods.wkgfc.linking import seed_subgraph
 from verity.methods.wkgfc.policyfile import load_policy
 from verity.methods.wkgfc.prompts import ACT, FORCED_VERDICT, POLICY, VERDICT, Mode
 from verity.methods.wkgfc.subgraph import Subgraph
-from verity.methods.wkgfc.web import WebResult, WebSearch, search_web
+from verity.methods.wkgfc.web import WebResult, WebSearch, coarse, fine
 from verity.nlp.embed import Encoder, default_encoder
 from verity.nlp.ner import EntityRecognizer
 from verity.sources.base import Source
@@ -75,7 +83,7 @@ class WkgfcConfig(MethodConfig):
     )
 
 
-class WkgfcMethod:
+class WkgfcMethod(MethodBase):
     """WKGFC's retrieval, expansion, agent and verdict."""
 
     name: ClassVar[str] = "wkgfc"
@@ -89,6 +97,7 @@ class WkgfcMethod:
         "kg-web": {"mode": "kg-web"},
         "no-opt": {"policy_prompt": None},
     }
+    config: WkgfcConfig
 
     def __init__(self, *, models: ModelSet, sources: Sequence[Source] = (), **config: Any) -> None:
         self.config = WkgfcConfig(**config)
@@ -144,14 +153,8 @@ class WkgfcMethod:
         """Told by the benchmark which evidence setting it runs (open, gold, closed)."""
         self.setting = setting
 
-    async def averify(
-        self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
-    ) -> Verdict:
-        """Async twin of `verify`, run in a worker thread."""
-        return await asyncio.to_thread(self.verify, subject, evidence=evidence)
-
-    def verify(
-        self, subject: Claim | Article, *, evidence: Sequence[Evidence] | None = None
+    async def check(
+        self, subject: Claim | Article, evidence: Sequence[Evidence] | None = None
     ) -> Verdict:
         """Check a claim; ``evidence``, when given, is read with the first observation.
 
@@ -166,20 +169,17 @@ class WkgfcMethod:
         episode = Episode(claim=claim.text, sub=Subgraph())
         web_facts: list[WebFact] = []
 
-        def expand(start: list[str] | None = None) -> dict[str, Any]:
+        async def expand(start: list[str] | None = None) -> dict[str, Any]:
             assert graph is not None
             beam = Beam(claim.text, graph, self.agents["ranker"], _relevance, cfg.k,
                         cfg.follow_limit, log, cfg.context_tokens)  # fmt: skip
-            return expand_hop(episode.sub, beam, start)
+            return await expand_hop(episode.sub, beam, start)
 
-        if graph is not None:
-            self._first_observation(claim.text, graph, episode, expand)
-
-        def absorb(found: WebResult) -> WebResult:
+        async def absorb(found: WebResult) -> WebResult:
             episode.web.append(found)
             if cfg.fuse_web and graph is not None and found.kept:
                 web_facts.extend(
-                    fuse(
+                    await fuse(
                         [e for e, _ in found.kept], claim.text, episode.sub, graph,
                         self.agents["extractor"], per_passage=cfg.facts_per_passage, log=log,
                     )
@@ -191,37 +191,53 @@ class WkgfcMethod:
             cfg.passage_chars, claim.date, log, cfg.context_tokens,
         )  # fmt: skip
 
-        def search(query: str) -> WebResult:
-            lines = [fact_text(f) for f in episode.sub.ranked(_relevance, claim.text)]
-            return absorb(search_web(search_with, query, lines))
+        async def search(query: str, found: WebResult | None = None) -> WebResult:
+            if found is None:
+                found = await coarse(search_with, query)
+            lines = await asyncio.to_thread(self._fact_lines, episode.sub, claim.text)
+            return await absorb(await fine(search_with, found, lines))
 
+        async def facts() -> str:
+            shown = await asyncio.to_thread(self._prompt_facts, ACT, claim.text, episode, web_facts)
+            return shown[0]
+
+        early: WebResult | None = None
+        if graph is not None:
+            first = self._first_observation(claim.text, graph, episode, expand)
+            if cfg.mode == "kg-web":
+                # Variant 4 searches with the claim, not with what the graph found (5.5):
+                # the coarse retrieval runs beside the hops; the filter, which reads the
+                # subgraph (4.3), waits for them.
+                _, early = await schedule.gather(first, coarse(search_with, claim.text))
+            else:
+                await first
         if evidence is not None:
             # Gold evidence is part of the first observation, so a policy that decides at
             # once has still read it.
             given = WebResult(query=GIVEN, found=len(evidence))
             given.kept = [(e, 1.0) for e in list(evidence)[: cfg.web_keep]]
-            absorb(given)
+            await absorb(given)
             episode.actions.append(
                 {"action": "givenEvidence", "reason": "evidence supplied with the claim",
                  "observation": given.to_trace(), "summary": f"{len(given.kept)} passages",
                  "taken": True, "new": len(given.kept)}
             )  # fmt: skip
         if cfg.mode in ("kg-web", "web-only"):
-            found = search(claim.text)
+            found = await search(claim.text, early)
             episode.actions.append(
                 {"action": "webSearch", "reason": "fixed schedule", "query": found.query,
                  "observation": found.to_trace(), "summary": f"{len(found.kept)} kept",
                  "taken": found.error is None, "new": len(found.kept)}
             )  # fmt: skip
         if cfg.mode in ("full", "kg-agent"):
-            run_policy(
+            await run_policy(
                 episode,
                 model=self.agents["policy"],
                 instruction=self.policy,
                 tools=Tools(
                     expand=expand,
                     search=search,
-                    facts=lambda: self._prompt_facts(ACT, claim.text, episode, web_facts)[0],
+                    facts=facts,
                     web=lambda: self._web_text(episode, web_facts),
                 ),
                 max_steps=cfg.max_steps,
@@ -231,20 +247,23 @@ class WkgfcMethod:
                 # Without a web source a search could only come back empty.
                 web_allowed=cfg.mode == "full" and bool(self.web),
             )
-        return self._verdict(claim, episode, web_facts, log, mark, graph)
+        return await self._verdict(claim, episode, web_facts, log, mark, graph)
 
-    def _first_observation(
+    async def _first_observation(
         self,
         claim: str,
         graph: KnowledgeGraph,
         episode: Episode,
-        expand: Callable[[], dict[str, Any]],
+        expand: Callable[[], Awaitable[dict[str, Any]]],
     ) -> None:
-        """The first observation (4.1, 4.2): link the seeds, then N pruned hops from them."""
-        episode.sub, unlinked = seed_subgraph(claim, graph, self.recognizer)
+        """The first observation (4.1, 4.2): link the seeds, then N pruned hops from them.
+
+        Each hop starts from where the last one ended, so the hops run one after another.
+        """
+        episode.sub, unlinked = await seed_subgraph(claim, graph, self.recognizer)
         hops = []
         while episode.sub.hops < self.config.hops and episode.sub.frontier:
-            hops.append(expand())
+            hops.append(await expand())
         episode.actions.append(
             {
                 "action": "initKGRetrieval",
@@ -261,6 +280,11 @@ class WkgfcMethod:
                 },
             }
         )
+
+    @staticmethod
+    def _fact_lines(sub: Subgraph, claim: str) -> list[str]:
+        """The subgraph's facts, closest to the claim first, as the web filter sees them."""
+        return [fact_text(f) for f in sub.ranked(_relevance, claim)]
 
     def _prompt_facts(
         self, step: Step[Any], claim: str, episode: Episode, web_facts: Sequence[WebFact]
@@ -313,7 +337,7 @@ class WkgfcMethod:
                 seen.setdefault(key, (ev, confidence, result.query == GIVEN))
         return list(seen.values())
 
-    def _verdict(
+    async def _verdict(
         self,
         claim: Claim,
         episode: Episode,
@@ -323,9 +347,11 @@ class WkgfcMethod:
         graph: KnowledgeGraph | None,
     ) -> Verdict:
         step = FORCED_VERDICT if episode.forced else VERDICT
-        facts_text, shown = self._prompt_facts(step, claim.text, episode, web_facts)
+        facts_text, shown = await asyncio.to_thread(
+            self._prompt_facts, step, claim.text, episode, web_facts
+        )
         passages = self._passages(episode)
-        judged = step.run(
+        judged = await step.arun(
             self.agents["judge"],
             log=log,
             claim=claim.text,
