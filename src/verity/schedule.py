@@ -22,6 +22,7 @@ counted and `gather` simply runs its branches together.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 import time
 from collections.abc import Awaitable, Iterator, Sequence
@@ -38,10 +39,14 @@ C = TypeVar("C")
 _LANE: ContextVar[Lane | None] = ContextVar("verity_lane", default=None)
 
 
+_checks = itertools.count(1)
+
+
 @dataclass
 class _Clock:
     """What all lanes of one check share: calls in flight, and the time with none."""
 
+    check: int = field(default_factory=lambda: next(_checks))
     lock: threading.Lock = field(default_factory=threading.Lock)
     in_flight: int = 0
     idle_since: float | None = field(default_factory=time.perf_counter)
@@ -99,6 +104,16 @@ class Lane:
 def current() -> Lane | None:
     """The lane of the running check, if any."""
     return _LANE.get()
+
+
+def check_id() -> int | None:
+    """A number for the running check, the same in all its branches; None outside one.
+
+    Shared records (a graph's query log) tag what they record with it, so that checks
+    running at once do not count each other's work.
+    """
+    lane = _LANE.get()
+    return lane.clock.check if lane is not None else None
 
 
 @contextmanager

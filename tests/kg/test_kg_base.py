@@ -105,3 +105,27 @@ def test_query_log_summary_since_a_mark() -> None:
     assert log.summary().queries == 7 and len(log) == 7
     log.reset()
     assert log.summary().queries == 0 and log.summary().p95 == 0.0
+
+
+def test_checks_at_once_on_one_graph_count_only_their_own_queries() -> None:
+    import asyncio
+
+    from verity import schedule
+    from verity.kg.base import QueryLog, QueryRecord
+
+    log = QueryLog()
+    mark = log.mark()
+
+    async def check(n: int) -> int:
+        with schedule.tracked(parallel=True):
+            for _ in range(n):
+                await asyncio.to_thread(log.record, QueryRecord("t", "sparql", 0.01, 1))
+                await asyncio.sleep(0)
+            return log.summary(since=mark, check=schedule.check_id()).sparql
+
+    async def both() -> tuple[int, int]:
+        a, b = await asyncio.gather(check(3), check(5))
+        return a, b
+
+    assert asyncio.run(both()) == (3, 5)
+    assert log.summary(since=mark).sparql == 8

@@ -16,6 +16,7 @@ implement `KnowledgeGraph`.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 from collections import Counter
@@ -23,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from verity import schedule
 from verity.errors import BadInputError
 
 Direction = Literal["out", "in"]
@@ -202,6 +204,8 @@ class QueryRecord:
     rows: int
     ok: bool = True
     cached: bool = False
+    # The check that asked (`verity.schedule.check_id`), filled in when recorded.
+    check: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +253,9 @@ class QueryLog:
         self._records: list[QueryRecord] = []
 
     def record(self, record: QueryRecord) -> None:
-        """Add one request."""
+        """Add one request, tagged with the check that asked, if any."""
+        if record.check is None and (check := schedule.check_id()) is not None:
+            record = dataclasses.replace(record, check=check)
         with self._lock:
             self._records.append(record)
 
@@ -258,14 +264,19 @@ class QueryLog:
         with self._lock:
             return len(self._records)
 
-    def records(self, since: int = 0) -> tuple[QueryRecord, ...]:
-        """The requests from position ``since`` on, oldest first."""
+    def records(self, since: int = 0, *, check: int | None = None) -> tuple[QueryRecord, ...]:
+        """The requests from position ``since`` on, oldest first; of one check if given."""
         with self._lock:
-            return tuple(self._records[since:])
+            found = self._records[since:]
+        return tuple(r for r in found if check is None or r.check == check)
 
-    def summary(self, since: int = 0) -> QueryStats:
-        """Counts and latency percentiles of the requests from position ``since`` on."""
-        records = self.records(since)
+    def summary(self, since: int = 0, *, check: int | None = None) -> QueryStats:
+        """Counts and latency percentiles of the requests from position ``since`` on.
+
+        With ``check`` (`verity.schedule.check_id`), only that check's requests: checks
+        running at once on one graph then do not count each other's.
+        """
+        records = self.records(since, check=check)
         seconds = [r.seconds for r in records]
         return QueryStats(
             queries=len(records),

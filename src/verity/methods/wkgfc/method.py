@@ -373,7 +373,11 @@ class WkgfcMethod(MethodBase):
             )
             for f in facts
         ]
-        stats = graph.queries.summary(since=mark) if graph is not None else None
+        stats = (
+            graph.queries.summary(since=mark, check=schedule.check_id())
+            if graph is not None
+            else None
+        )
         return Verdict(
             label=Label(judged.label),
             confidence=judged.confidence,
