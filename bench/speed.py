@@ -11,7 +11,7 @@ HOVER (offline-wiki), WKGFC on FEVER (kg-local and offline-wiki), direct and rag
 The answers are made so that each method takes its usual path: LoCal gets a program of
 one question and two facts (one of them about the question's answer), every fact holds
 and both evaluators accept the first solution; ZoFia's judge asks for a second round,
-then rules.
+then rules; WKGFC's policy searches the web once after the beam, then decides.
 
 Prints, per method: examples, model calls, calls on the critical path (those that stood
 one after another; with no such figure in the verdicts, every call), seconds per example
@@ -45,6 +45,7 @@ SETUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "direct": ("fever", ()),
 }
 _ROUND = re.compile(r"Round (\d+), con")
+_SEARCHED = re.compile(r"^\d+\. webSearch", re.MULTILINE)
 
 
 def usual_path(messages: list[dict[str, Any]], schema: dict[str, Any] | None) -> Any:
@@ -63,6 +64,13 @@ def usual_path(messages: list[dict[str, Any]], schema: dict[str, Any] | None) ->
             return {"reason": "It follows.", verdict: True}
     if props.get("answer", {}).get("type") == "boolean":
         return {"reason": "It says so.", "answer": True}
+    # WKGFC's policy searches the web once after the beam, then asks for the verdict.
+    if "verdict" in props.get("action", {}).get("enum", []):
+        said = messages[-1]["content"] if messages else ""
+        searched = _SEARCHED.search(said) is not None
+        move = {"reasoning": "Next.", "action": "verdict" if searched else "webSearch",
+                "entities": [], "query": "the claim's subject"}  # fmt: skip
+        return {key: value for key, value in move.items() if key in props}
     if set(props) == {"ruling"} and "I" in props["ruling"].get("enum", []):
         said = messages[-1]["content"] if messages else ""
         rounds = max((int(n) for n in _ROUND.findall(said)), default=0)

@@ -11,6 +11,10 @@ verity kg load graph.nt.gz --name mygraph   # then: kg-local:mygraph
 Errors are translated here, once: a verity error becomes ``error: <message>`` and its exit
 code (`verity.cli.output.exit_code`); anything else is a bug, shown as one line unless
 ``VERITY_DEBUG=1`` asks for the traceback.
+
+``verity --help`` imports every command module to list the commands, so those modules
+import only typer and rich at their top; a command imports what it needs when it runs
+(tests/test_startup.py holds them to it, docs/speed.md has the figures).
 """
 
 from __future__ import annotations

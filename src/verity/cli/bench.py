@@ -11,13 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from verity.cli import output
 from verity.cli.output import ConfigOpt, err, say
 from verity.errors import BadInputError
-from verity.render import clean, text
 
 if TYPE_CHECKING:
     from verity.bench.base import DatasetSplit
@@ -52,11 +49,21 @@ def bench(
     config: ConfigOpt = None,
 ) -> None:
     """Run methods on a benchmark sample; a rerun of the same command resumes."""
-    # Imported here: `verity check` should not pay for numpy and the harness at start-up.
+    # Imported here: the other commands should not pay for numpy and the harness at start-up.
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+    from rich.table import Table
+
     from verity.bench.runner import BenchConfig, prepare
     from verity.config import settings_from_options
     from verity.llm.spec import ModelSet
     from verity.methods.base import load_method, settings_for
+    from verity.render import clean, text
 
     if setting not in ("gold", "open", "closed"):
         raise BadInputError(f"--setting must be gold, open or closed, not {setting!r}")

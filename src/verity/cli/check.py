@@ -17,9 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
 
-from verity import render
 from verity.cli.output import ConfigOpt, err, exit_code, out, say
 from verity.errors import BadInputError
 from verity.jsonl import json_line, json_text
@@ -71,6 +69,7 @@ def check(
     config: ConfigOpt = None,
 ) -> None:
     """Check a claim, an article with --article, or a batch with --input and --output."""
+    from verity import render
     from verity.api import method_from_settings
     from verity.config import settings_from_options
 
@@ -131,6 +130,8 @@ def _subject(
     speaker: str | None,
     settings: Settings,
 ) -> Claim | Article:
+    from pydantic import ValidationError
+
     from verity.domain import Claim
     from verity.limits import check_subject_size
 

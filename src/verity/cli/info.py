@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from verity import render
 from verity.cli.output import ConfigOpt, out
 
 
 def models(config: ConfigOpt = None) -> None:
     """List model backends and the models configured for each role."""
+    from verity import render
     from verity.config import settings_from_options
 
     render.models(out, settings_from_options(config))
@@ -15,6 +15,7 @@ def models(config: ConfigOpt = None) -> None:
 
 def sources(config: ConfigOpt = None) -> None:
     """List evidence sources, whether each is ready, and the corpora built."""
+    from verity import render
     from verity.config import settings_from_options
 
     render.sources(out, settings_from_options(config))

@@ -24,7 +24,6 @@ import typer
 
 from verity.cli.output import ConfigOpt
 from verity.errors import BadInputError
-from verity.render import clean
 
 if TYPE_CHECKING:
     from verity.bench.base import DatasetSplit, Example
@@ -112,6 +111,7 @@ def optimize_command(
     from verity.methods.wkgfc.method import WkgfcMethod
     from verity.methods.wkgfc.optimize import optimize
     from verity.methods.wkgfc.reflection import Weights
+    from verity.render import clean
 
     if method != "wkgfc":
         raise BadInputError(f"only wkgfc has an optimisable prompt, not {method!r}")

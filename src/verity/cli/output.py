@@ -21,7 +21,6 @@ from verity.errors import (
     ModelOutputError,
     SourceUnavailableError,
 )
-from verity.render import text
 
 # No emoji codes: ":warning:" in a claim is text, not a picture. No highlighting of
 # numbers and paths in text that is not ours.
@@ -52,9 +51,13 @@ def exit_code(exc: BaseException) -> int:
 
 def say(style: str, message: object) -> None:
     """One line on stderr in a colour; the text is shown as it is, never as markup."""
+    from verity.render import text  # imports the domain models: not for `verity --help`
+
     err.print(text(message, style))
 
 
 def say_error(exc: object, prefix: str = "error") -> None:
     """An error (or its message) as one line on stderr: ``error: <message>``."""
+    from verity.render import text
+
     err.print(Text.assemble((f"{prefix}:", "bold red"), " ", text(exc)))

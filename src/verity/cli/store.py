@@ -11,7 +11,6 @@ from typing import Annotated
 
 import typer
 
-from verity import render
 from verity.cli.output import err, out
 
 index_app = typer.Typer(no_args_is_help=True, help="Build indexes of your own documents.")
@@ -26,6 +25,7 @@ def index_build(
     name: Annotated[str, typer.Option("--name", help="Name to use as --source corpus:NAME.")],
 ) -> None:
     """Index your own documents with BM25 for use as --source corpus:NAME."""
+    from verity import render
     from verity.sources.corpus import build_corpus
 
     info = build_corpus(path, name)
@@ -43,6 +43,7 @@ def kg_load(
     ] = False,
 ) -> None:
     """Bulk-load a graph in Wikidata's RDF vocabulary into a store for kg-local:NAME."""
+    from verity import render
     from verity.kg.store import load_store
 
     for line in load_store(file, name, force=force).lines():
@@ -56,6 +57,7 @@ def kg_info(
     ],
 ) -> None:
     """Show what a loaded knowledge graph holds and whether its source file changed."""
+    from verity import render
     from verity.kg.store import store_info
 
     for line in store_info(name).lines():

@@ -15,12 +15,13 @@ import threading
 from collections.abc import Iterator, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from verity.errors import BadInputError, ConfigError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 # PyStemmer objects are not safe to share between threads; tokenization takes turns.
 _stem_lock = threading.Lock()
@@ -107,6 +108,9 @@ class BM25Index:
 
     def scores(self, query: str) -> npt.NDArray[np.float32]:
         """The BM25 score of every document for ``query`` (zeros when no term is known)."""
+        # numpy here, not at the top: `verity sources` lists corpora without loading it.
+        import numpy as np
+
         tokens = self.query_tokens(query)
         if not tokens:
             return np.zeros(len(self), dtype=np.float32)
@@ -118,6 +122,8 @@ class BM25Index:
         Ties keep document order, so results are deterministic.
         """
         scores = self.scores(query)
+        import numpy as np
+
         hits = np.flatnonzero(scores > 0)
         order = hits[np.argsort(-scores[hits], kind="stable")]
         for i in order:
