@@ -129,3 +129,34 @@ def test_constructor_is_cheap():
     before = dict(embed._models)
     Encoder("/some/where/else")
     assert embed._models == before
+
+
+def test_remembered_vectors_are_the_encoded_ones_and_only_new_texts_are_encoded(
+    encoder, monkeypatch
+):
+    from verity.nlp import embed
+
+    texts = ["Paris is in France.", "The Seine flows through Paris.", "Paris is in France."]
+    plain = encoder.encode(texts)
+    first = encoder.encode(texts, remember=True)
+    assert np.allclose(first, plain, atol=1e-6)
+    asked: list[list[str]] = []
+    real = embed.Encoder.encode
+
+    def spy(self, texts, *, remember=False):
+        if not remember:
+            asked.append(list(texts))
+        return real(self, texts, remember=remember)
+
+    monkeypatch.setattr(embed.Encoder, "encode", spy)
+    again = encoder.encode([*texts, "Lyon is in France."], remember=True)
+    assert asked == [["Lyon is in France."]]
+    assert np.allclose(again[:3], first, atol=1e-6)
+
+
+def test_the_memory_is_bounded(encoder, monkeypatch):
+    from verity.nlp import embed
+
+    monkeypatch.setattr(embed, "REMEMBERED", 2)
+    encoder.encode(["one", "two", "three"], remember=True)
+    assert len(embed._memory[str(encoder.model)]) == 2

@@ -20,6 +20,7 @@ import shutil
 import tempfile
 import threading
 import zipfile
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,11 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 # (bench/encoder_batches.py). Texts are batched longest first, and a batch closes when it
 # would hold more than this many characters once padded (about 1,000 tokens).
 BATCH_CHARS = 4096
+# Texts whose vectors `Encoder.encode(..., remember=True)` keeps, per model: 384 float32
+# each, so about 30 MB at most.
+REMEMBERED = 20_000
+_memory: dict[str, OrderedDict[str, Any]] = {}
+_memory_lock = threading.Lock()
 # No text is longer than this to the model: all-MiniLM-L6-v2 reads 256 word pieces.
 LONGEST_CHARS = 1200
 _MODEL_PACKAGE = "all_minilm_l6_v2"
@@ -132,7 +138,7 @@ def _normalise(matrix: FloatArray) -> FloatArray:
 def padded_batches(lengths: Sequence[int], most: int) -> list[list[int]]:
     """Indices of texts in batches, longest first, each within `BATCH_CHARS` once padded.
 
-        padded_batches([5, 3000, 10, 2000, 1500], most=32)   # [[1, 3, 4], [2, 0]]
+    padded_batches([5, 3000, 10, 2000, 1500], most=32)   # [[1, 3, 4], [2, 0]]
     """
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     batches: list[list[int]] = []
@@ -185,10 +191,17 @@ class Encoder:
             getter = model.get_sentence_embedding_dimension
         return int(getter())
 
-    def encode(self, texts: Sequence[str]) -> FloatArray:
-        """One unit-length float32 row per text, in order; ``(0, dimension)`` for no texts."""
+    def encode(self, texts: Sequence[str], *, remember: bool = False) -> FloatArray:
+        """One unit-length float32 row per text, in order; ``(0, dimension)`` for no texts.
+
+        With ``remember``, vectors of texts seen before come from a bounded memory of the
+        last `REMEMBERED` texts, and only new texts are encoded: for callers that rank
+        the same facts again and again (WKGFC ranks its growing subgraph at every step).
+        """
         if isinstance(texts, str):
             raise BadInputError("encode takes a sequence of texts, not a single string")
+        if remember:
+            return self._remembered(texts)
         model = self._model()
         if len(texts) == 0:
             return np.zeros((0, self.dimension), dtype=np.float32)
@@ -204,6 +217,28 @@ class Encoder:
             out[batch] = np.asarray(vectors, dtype=np.float32)
         # Normalised again in float32 so every row is unit length to float32 precision.
         return _normalise(out)
+
+    def _remembered(self, texts: Sequence[str]) -> FloatArray:
+        key = str(self.model)
+        with _memory_lock:
+            known = _memory.setdefault(key, OrderedDict())
+            new = [t for t in dict.fromkeys(texts) if t not in known]
+        fresh = self.encode(new) if new else None
+        with _memory_lock:
+            for text, vector in zip(new, fresh if fresh is not None else [], strict=True):
+                known[text] = vector
+            found = {t: known[t] for t in dict.fromkeys(texts) if t in known}
+            for text in found:
+                known.move_to_end(text)
+            while len(known) > REMEMBERED:
+                known.popitem(last=False)
+        lost = [t for t in dict.fromkeys(texts) if t not in found]  # pushed out meanwhile
+        if lost:
+            found.update(zip(lost, self.encode(lost), strict=True))
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for i, text in enumerate(texts):
+            out[i] = found[text]
+        return out
 
     @staticmethod
     def cosine(a: npt.ArrayLike, b: npt.ArrayLike) -> float:

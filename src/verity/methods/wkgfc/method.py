@@ -427,8 +427,11 @@ def calls_by_step(log: CallLog) -> dict[str, Any]:
 
 
 def _relevance(claim: str, texts: Sequence[str]) -> list[float]:
-    """Cosine of each text with the claim under the shared sentence encoder."""
+    """Cosine of each text with the claim under the shared sentence encoder.
+
+    The same claim and facts are ranked again at every hop and step: their vectors are
+    remembered, and only new facts are encoded.
+    """
     encoder = default_encoder()
-    return [
-        float(x) for x in Encoder.cosine_matrix(encoder.encode([claim]), encoder.encode(texts))[0]
-    ]
+    vectors = encoder.encode([claim, *texts], remember=True)
+    return [float(x) for x in Encoder.cosine_matrix(vectors[:1], vectors[1:])[0]]
