@@ -35,6 +35,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """With ``VERITY_TEST_RSS=FILE``, append each test's resident memory after it ran.
+
+    For finding what a long run holds on to (bench/suite_memory.py reads the file).
+    """
+    yield
+    target = os.environ.get("VERITY_TEST_RSS")
+    if target:
+        from verity.bench.memory import resident_mb
+
+        with open(target, "a", encoding="utf-8") as out:
+            out.write(f"{resident_mb() or 0:.0f}\t{item.nodeid}\n")
+
+
 @pytest.fixture
 def live_key() -> Callable[[str], str]:
     """Return the value of an API-key variable, skipping the test when it is unset."""
