@@ -29,6 +29,22 @@ class CityAnswer(BaseModel):
     sure: bool
 
 
+class Judgement(BaseModel):
+    explanation: str
+    label: Literal["SUPPORTED", "REFUTED", "NOT_ENOUGH_INFO"]
+    confidence: float
+
+
+JUDGE = [
+    Message(role="system", content="You are a fact-checker. Explain briefly, then answer."),
+    Message(
+        role="user",
+        content="Claim: The Eiffel Tower is in Paris.\n\nEvidence:\n[1] The Eiffel Tower is a "
+        "wrought-iron lattice tower on the Champ de Mars in Paris, France.",
+    ),
+]
+
+
 def test_embedded_model_file_ships_with_the_package() -> None:
     path = embedded_model_path()
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -59,6 +75,76 @@ def test_local_structured_output_is_constrained_by_the_schema() -> None:
     assert done.parsed.country in ("France", "Germany", "Italy")
     assert done.call.structured_mode == "grammar"
     assert done.call.attempts == 1
+
+
+def test_grammar_first_decoding_answers_as_llama_cpp_python_does() -> None:
+    from llama_cpp import Llama
+
+    from verity.llm import local_gguf
+    from verity.llm.client import schema_of
+
+    backend = LocalBackend()
+    llama = local_gguf._load(backend.path, backend.n_ctx, backend.threads)[0]
+    # The library's own decoding, which matches the grammar against the whole vocabulary.
+    reference = Llama(
+        model_path=str(backend.path),
+        n_ctx=backend.n_ctx,
+        n_threads=backend.threads,
+        n_threads_batch=backend.threads,
+        n_ubatch=local_gguf.MICRO_BATCH,
+        verbose=False,
+    )
+    params = GenParams(max_tokens=128, temperature=0.0, seed=0)
+    for messages, output in ((QUESTION, CityAnswer), (JUDGE, Judgement)):
+        schema = schema_of(output)
+        before = llama.last_grammar_sampler
+        ours = backend.complete(messages, params, schema)
+        theirs = reference.create_chat_completion(
+            messages=[m.model_dump() for m in messages],
+            temperature=0.0,
+            max_tokens=128,
+            seed=0,
+            repeat_penalty=backend.repeat_penalty,
+            response_format={"type": "json_object", "schema": schema},
+        )
+        assert ours.text == theirs["choices"][0]["message"]["content"]
+        output.model_validate_json(ours.text)
+        sampler = llama.last_grammar_sampler
+        assert sampler is not None and sampler is not before
+        # Every token went through the grammar-first sampler; most needed one grammar check.
+        assert sampler.tokens >= ours.completion_tokens
+        assert sampler.full_passes < sampler.tokens / 2
+
+
+def test_a_state_restored_from_the_prefix_cache_answers_the_same() -> None:
+    from verity.llm import local_gguf
+
+    backend = LocalBackend()
+    params = GenParams(max_tokens=12, temperature=0.0)
+    facts = " ".join(f"Fact {i}: item {i} weighs {i * 3} kg." for i in range(30))
+    first = [
+        Message(role="system", content="Inventory. " + facts),
+        Message(role="user", content="How much does item 4 weigh?"),
+    ]
+    other = [Message(role="system", content="Something else. " + facts), first[1]]
+    answer = backend.complete(first, params)
+    backend.complete(other, params)  # the context now holds a prompt that differs early
+    again = backend.complete(first, params)  # so the first one's state comes from the cache
+    assert again.text == answer.text
+    assert again.cached_tokens == again.prompt_tokens - 1
+    llama = local_gguf._load(backend.path, backend.n_ctx, backend.threads)[0]
+    # Cache entries keep llama.cpp's state only, not a 100 MB copy of an unused logits array.
+    assert max(state.scores.nbytes for state in llama.cache.cache_state.values()) < 1_000_000
+
+
+def test_model_runs_with_verity_batch_and_thread_settings() -> None:
+    from verity.llm import local_gguf
+
+    # A context size of its own, so this model is loaded here with one thread.
+    backend = LocalBackend(n_ctx=512, threads=1)
+    llama = local_gguf._load(backend.path, backend.n_ctx, backend.threads)[0]
+    assert llama.context_params.n_ubatch == local_gguf.MICRO_BATCH
+    assert llama.context_params.n_threads == llama.context_params.n_threads_batch == 1
 
 
 def test_local_async_twin() -> None:

