@@ -94,26 +94,29 @@ def test_grammar_first_decoding_answers_as_llama_cpp_python_does() -> None:
         n_ubatch=local_gguf.MICRO_BATCH,
         verbose=False,
     )
-    params = GenParams(max_tokens=128, temperature=0.0, seed=0)
-    for messages, output in ((QUESTION, CityAnswer), (JUDGE, Judgement)):
-        schema = schema_of(output)
-        before = llama.last_grammar_sampler
-        ours = backend.complete(messages, params, schema)
-        theirs = reference.create_chat_completion(
-            messages=[m.model_dump() for m in messages],
-            temperature=0.0,
-            max_tokens=128,
-            seed=0,
-            repeat_penalty=backend.repeat_penalty,
-            response_format={"type": "json_object", "schema": schema},
-        )
-        assert ours.text == theirs["choices"][0]["message"]["content"]
-        output.model_validate_json(ours.text)
-        sampler = llama.last_grammar_sampler
-        assert sampler is not None and sampler is not before
-        # Every token went through the grammar-first sampler; most needed one grammar check.
-        assert sampler.tokens >= ours.completion_tokens
-        assert sampler.full_passes < sampler.tokens / 2
+    try:
+        params = GenParams(max_tokens=128, temperature=0.0, seed=0)
+        for messages, output in ((QUESTION, CityAnswer), (JUDGE, Judgement)):
+            schema = schema_of(output)
+            before = llama.last_grammar_sampler
+            ours = backend.complete(messages, params, schema)
+            theirs = reference.create_chat_completion(
+                messages=[m.model_dump() for m in messages],
+                temperature=0.0,
+                max_tokens=128,
+                seed=0,
+                repeat_penalty=backend.repeat_penalty,
+                response_format={"type": "json_object", "schema": schema},
+            )
+            assert ours.text == theirs["choices"][0]["message"]["content"]
+            output.model_validate_json(ours.text)
+            sampler = llama.last_grammar_sampler
+            assert sampler is not None and sampler is not before
+            # Every token went through the grammar-first sampler; most needed one grammar check.
+            assert sampler.tokens >= ours.completion_tokens
+            assert sampler.full_passes < sampler.tokens / 2
+    finally:
+        reference.close()  # freed now, not by the collector at interpreter exit
 
 
 def test_a_state_restored_from_the_prefix_cache_answers_the_same() -> None:
