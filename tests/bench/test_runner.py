@@ -223,3 +223,23 @@ def test_follow_concurrency_lets_the_model_take_every_example_at_once(tmp_path: 
     client = run.methods["direct"].models.default  # type: ignore[attr-defined]
     assert client.max_concurrency == 5 * 8
     run.close()
+
+
+def test_the_overhead_share_reads_each_checks_own_time_else_wall_minus_calls() -> None:
+    from verity.bench.runner import _overhead
+    from verity.bench.store import ResultRow
+
+    def row(usage: dict, wall: float) -> ResultRow:
+        return ResultRow(
+            example_id="x", gold="SUPPORTED", pred="SUPPORTED", confidence=None, error=None,
+            error_type=None, usage=usage, extra={"wall_seconds": wall}, verdict=None,
+        )  # fmt: skip
+
+    # Calls at once: 3 s in calls within 2 s of wall, 0.5 s with none in flight.
+    at_once = row({"seconds": 3.0, "wall_seconds": 2.0, "non_model_seconds": 0.5}, 2.0)
+    # An older stored row, calls one at a time: 4 s of wall, 3 s of it in calls.
+    older = row({"seconds": 3.0}, 4.0)
+    share, per_example = _overhead([at_once, older])
+    assert share == pytest.approx((0.5 + 1.0) / 6.0)
+    assert per_example == pytest.approx(3.0)
+    assert _overhead([]) is None

@@ -160,3 +160,16 @@ def test_the_memory_is_bounded(encoder, monkeypatch):
     monkeypatch.setattr(embed, "REMEMBERED", 2)
     encoder.encode(["one", "two", "three"], remember=True)
     assert len(embed._memory[str(encoder.model)]) == 2
+
+
+def test_batches_go_longest_first_and_close_before_padding_passes_the_budget():
+    from verity.nlp.embed import BATCH_CHARS, LONGEST_CHARS, padded_batches
+
+    assert (BATCH_CHARS, LONGEST_CHARS) == (4096, 1200)
+    # 3000 counts as 1200 (the model reads no more): three such texts fit 4096, a fourth
+    # would not. A batch is as wide as its first text: 1300 opens one 1200 wide, and the
+    # two short ones join it while three times 1200 stays within the budget.
+    lengths = [5, 3000, 10, 2000, 1500, 1300]
+    assert padded_batches(lengths, most=32) == [[1, 3, 4], [5, 2, 0]]
+    assert padded_batches([5, 2000, 2000, 2000, 2000, 10], most=32) == [[1, 2, 3], [4, 5, 0]]
+    assert padded_batches([10] * 5, most=2) == [[0, 1], [2, 3], [4]]
