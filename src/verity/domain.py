@@ -87,6 +87,9 @@ class Evidence(_Frozen):
     credibility: Probability | None = None
     # Set when a source's passage was longer than the passage limit and was shortened.
     truncated_from: int | None = Field(default=None, ge=0)
+    # What the provider says about the passage beyond its text: a post's author and
+    # engagement, a ruling's rating, a paper's authors. Flat, so reports can show it.
+    metadata: dict[str, str | int | float | bool] = Field(default_factory=dict)
 
     @property
     def ref(self) -> str:
@@ -235,6 +238,7 @@ class Verdict(_Frozen):
                     "id": ev.id,
                     "score": ev.score,
                     "text": ev.text,
+                    **({"metadata": dict(ev.metadata)} if ev.metadata else {}),
                 }
                 for ev in self.evidence
             ],

@@ -13,7 +13,7 @@ from matplotlib.image import imread
 
 from verity.bench import report as report_module
 from verity.bench.metrics import compute_metrics, usage_per_claim
-from verity.bench.report import MethodResult, write_report
+from verity.bench.report import GroupScore, MethodResult, write_report
 from verity.domain import Label, Usage
 from verity.errors import BadInputError
 
@@ -77,7 +77,7 @@ def test_report_json_has_the_issue_shape_and_round_trips(tmp_path: Path) -> None
     assert data["manifest"] == MANIFEST
     assert list(data["methods"]) == ["direct", "local"]
     for name, entry in data["methods"].items():
-        assert set(entry) == {"metrics", "usage_per_claim", "extra"}
+        assert set(entry) == {"metrics", "usage_per_claim", "extra", "groups"}
         assert {"accuracy", "macro_f1", "balanced_accuracy", "n", "errors"} <= set(entry["metrics"])
         assert MethodResult.from_dict(name, entry) == results[name]
     assert data["methods"]["local"]["metrics"]["errors"] == 2
@@ -107,11 +107,18 @@ def test_report_md_has_header_table_and_paper_column(tmp_path: Path) -> None:
     assert "| examples | 40 |" in text
 
     header, *rows = table_rows(text, "| method |")
-    assert header[:5] == ["method", "n", "accuracy", "macro-F1 [95% CI]", "paper macro-F1"]
+    assert header[:6] == [
+        "method", "n", "accuracy", "accuracy per gold label", "macro-F1 [95% CI]",
+        "paper macro-F1",
+    ]  # fmt: skip
     by_method = {row[0]: dict(zip(header, row, strict=True)) for row in rows}
     assert by_method["local"]["paper macro-F1"] == "70.5"
     assert by_method["direct"]["paper macro-F1"] == "-"
     assert by_method["direct"]["accuracy"] == "50.0"
+    # Accuracy on each gold label's examples: direct says SUPPORTED to all; local gets
+    # 19 of 20 SUPPORTED and 18 of 20 REFUTED (see the confusion matrix below).
+    assert by_method["direct"]["accuracy per gold label"] == "SUPPORTED 100.0, REFUTED 0.0"
+    assert by_method["local"]["accuracy per gold label"] == "SUPPORTED 95.0, REFUTED 90.0"
     assert by_method["local"]["errors"] == "2"
     assert by_method["local"]["LLM calls"] == "9.00"
     assert by_method["local"]["prompt tokens"] == "4,100"
@@ -257,3 +264,21 @@ def test_a_result_with_a_non_number_is_rejected() -> None:
     metrics = make_results()["local"].metrics
     with pytest.raises(BadInputError, match="extra"):
         MethodResult(name="local", metrics=metrics, usage_per_claim={}, extra={"x": float("nan")})
+
+
+def test_group_scores_round_trip_and_show_in_a_table(tmp_path: Path) -> None:
+    metrics = compute_metrics([Label.REFUTED], [Label.REFUTED], (Label.SUPPORTED, Label.REFUTED))
+    groups = {
+        "all": GroupScore(n=2, accuracy=0.5, cites_poison=0.25),
+        "fakegpt": GroupScore(n=1, accuracy=1.0),
+        "poisonedrag": GroupScore(n=1, accuracy=0.0, poison_in_text=1),
+    }
+    result = MethodResult(name="rag", metrics=metrics, usage_per_claim={}, groups=groups)
+    assert MethodResult.from_dict("rag", result.to_dict()) == result
+    write_report(tmp_path, dataset="advfact", setting="open", results={"rag": result}, manifest={})
+    rows = table_rows((tmp_path / "report.md").read_text(encoding="utf-8"), "| method | subset |")
+    assert rows[1:] == [
+        ["rag", "all", "2", "50.0", "25.0"],
+        ["rag", "fakegpt", "1", "100.0", "-"],
+        ["rag", "poisonedrag", "1", "0.0", "given in text (1)"],
+    ]

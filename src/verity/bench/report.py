@@ -46,6 +46,42 @@ _BARS = (
 
 
 @dataclass(frozen=True)
+class GroupScore:
+    """One method's accuracy on a subset, and how often it cited a poisoned passage there.
+
+    ``cites_poison`` is the share of the subset's verdicts whose evidence includes an
+    injected passage, counted over the verdicts that could cite one (the method met the
+    passages through its sources); None where none could. ``poison_in_text`` counts the
+    verdicts whose method got the passages in its input text instead.
+    """
+
+    n: int
+    accuracy: float
+    cites_poison: float | None = None
+    poison_in_text: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready values."""
+        return {
+            "n": self.n,
+            "accuracy": self.accuracy,
+            "cites_poison": self.cites_poison,
+            "poison_in_text": self.poison_in_text,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GroupScore:
+        """Rebuild a group score from `to_dict` output."""
+        share = data.get("cites_poison")
+        return cls(
+            n=int(data["n"]),
+            accuracy=float(data["accuracy"]),
+            cites_poison=float(share) if share is not None else None,
+            poison_in_text=int(data.get("poison_in_text", 0)),
+        )
+
+
+@dataclass(frozen=True)
 class MethodResult:
     """One method's scores and cost on a run.
 
@@ -59,6 +95,9 @@ class MethodResult:
     metrics: Metrics
     usage_per_claim: Mapping[str, float]
     extra: Mapping[str, float] = field(default_factory=dict)
+    # Subsets of the dataset (AdvFact's two attacks): n, accuracy and, where the subset
+    # was poisoned, the share of verdicts citing a poisoned passage.
+    groups: Mapping[str, GroupScore] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # report.json is strict JSON: NaN and infinity have no place in it.
@@ -73,6 +112,7 @@ class MethodResult:
             "metrics": self.metrics.to_dict(),
             "usage_per_claim": dict(self.usage_per_claim),
             "extra": dict(self.extra),
+            "groups": {name: group.to_dict() for name, group in self.groups.items()},
         }
 
     @classmethod
@@ -83,6 +123,7 @@ class MethodResult:
             metrics=Metrics.from_dict(data["metrics"]),
             usage_per_claim={k: float(v) for k, v in data["usage_per_claim"].items()},
             extra={k: float(v) for k, v in data.get("extra", {}).items()},
+            groups={k: GroupScore.from_dict(v) for k, v in data.get("groups", {}).items()},
         )
 
 
@@ -243,10 +284,11 @@ def _markdown(
         "claim; calls on the critical path are those that stood one after another, seconds "
         "in calls add up every call, wall seconds are the check's own.",
         "",
-        "| method | n | accuracy | macro-F1 [95% CI] | paper macro-F1 | balanced accuracy "
+        "| method | n | accuracy | accuracy per gold label | macro-F1 [95% CI] "
+        "| paper macro-F1 | balanced accuracy "
         "| errors | LLM calls | on critical path | prompt tokens | completion tokens "
         "| seconds in calls | wall seconds |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        "|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for name, result in results.items():
         m, usage = result.metrics, result.usage_per_claim
@@ -258,6 +300,7 @@ def _markdown(
                     _cell(name),
                     str(m.n),
                     _pct(m.accuracy),
+                    _per_gold_label(m),
                     _f1_with_ci(m),
                     _pct(paper) if paper is not None else "-",
                     _pct(m.balanced_accuracy),
@@ -272,10 +315,48 @@ def _markdown(
             )
             + " |"
         )
+    lines += _group_rows(results)
     lines += ["", f"![metrics]({METRICS_PNG})", ""]
     for name, result in results.items():
         lines += _method_section(name, result, plot_names[name])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _per_gold_label(m: Metrics) -> str:
+    """Accuracy on the examples of each gold label (its recall), for labels present."""
+    shown = [
+        f"{label.value} {_pct(m.per_class[label].recall)}"
+        for label in m.labels
+        if m.per_class[label].support
+    ]
+    return ", ".join(shown) or "-"
+
+
+def _group_rows(results: Mapping[str, MethodResult]) -> list[str]:
+    """The table of accuracy per subset, when any result has subsets."""
+    if not any(result.groups for result in results.values()):
+        return []
+    lines = [
+        "",
+        "Accuracy by subset. Citing a poisoned passage: the share of verdicts whose evidence "
+        "includes one, among those of a method that met the passages through its sources; "
+        "a method that does not retrieve got them in the statement's text instead.",
+        "",
+        "| method | subset | n | accuracy | verdicts citing a poisoned passage |",
+        "|---|---|--:|--:|--:|",
+    ]
+    for name, result in results.items():
+        for group, score in result.groups.items():
+            if score.cites_poison is not None:
+                cited = _pct(score.cites_poison)
+            elif score.poison_in_text:
+                cited = f"given in text ({score.poison_in_text})"
+            else:
+                cited = "-"
+            lines.append(
+                f"| {_cell(name)} | {_cell(group)} | {score.n} | {_pct(score.accuracy)} | {cited} |"
+            )
+    return lines
 
 
 def _standin_rows(standin: Any) -> list[str]:

@@ -6,9 +6,13 @@
 
 Settings: ``gold`` gives each method the dataset's gold evidence and no source; ``open``
 gives it the configured sources (plus the dataset's own corpus where it ships one);
-``closed`` gives it neither. On the article datasets, ``open`` with no web source among
-the configured ones adds the ``bench-news`` stand-in for the web
-(`verity.bench.news_standin`) unless ``web_standin=False``. The sample leaves out every
+``closed`` gives it neither. On the datasets made of fact-checks (`verity.bench.leakage`),
+``open`` reports each retrieving method twice, ``paper-faithful`` and ``guarded``, unless
+``leakage`` picks one. On ``advfact`` every source a method uses puts the example's
+poisoned passages first (`verity.sources.poisoned`); a method that does not retrieve gets
+them in the statement's text instead (`subject_for`). On the article datasets, ``open``
+with no web source among the configured ones adds the ``bench-news`` stand-in for the
+web (`verity.bench.news_standin`) unless ``web_standin=False``. The sample leaves out every
 example a method was shown as a demonstration, and is the same for every method.
 
 A method may say what is wrong with its setup through ``warnings() -> list[str]``: the run
@@ -34,18 +38,30 @@ from typing import Any, Literal
 
 from verity.bench.base import DatasetSplit, Example
 from verity.bench.datasets import data_dir
+from verity.bench.leakage import (
+    SETTINGS,
+    LeakageSetting,
+    guard_sources,
+    leaks,
+    search_context,
+)
 from verity.bench.memory import PeakMemory
 from verity.bench.metrics import compute_metrics, usage_per_claim
 from verity.bench.news_standin import NEWS_DATASETS, WebStandin, has_web_source, news_standin
-from verity.bench.report import MethodResult, write_report
+from verity.bench.report import GroupScore, MethodResult, write_report
 from verity.bench.store import ResultRow, ResultStore
-from verity.domain import Label, Usage, Verdict
+from verity.domain import Article, Claim, Evidence, Label, Usage, Verdict
 from verity.errors import BadInputError
 from verity.llm.spec import ModelSet, ModelSettings
 from verity.methods.base import Method, method_class
 from verity.sources.base import Source
+from verity.sources.context import searching_for
+from verity.sources.kg import GraphSource
+from verity.sources.poisoned import PoisonedSource, is_poisoned
 
 Setting = Literal["gold", "open", "closed"]
+ADVFACT = "advfact"
+Leakage = Literal["both", "paper-faithful", "guarded"]
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +89,10 @@ class BenchConfig:
     # Exactly these examples, in this order, instead of a seeded sample: to rerun the
     # sample of an earlier run after the demonstrations (hence the pool) changed.
     ids: tuple[str, ...] | None = None
+    # On datasets made of fact-checks, open setting: which leakage settings to report.
+    leakage: Leakage = "both"
+    # Check-COVID: the arXiv stand-in never returns a claim's own gold abstracts.
+    gold_guard: bool = True
 
 
 Progress = Callable[[str, int, int, float | None], None]
@@ -160,14 +180,24 @@ def run_id_of(
     }
     if web_standin is not None:
         key["web_standin"] = web_standin
+    # Only where the settings apply, so that other runs stored before them still resume.
+    if config.setting == "open" and leaks(config.dataset):
+        key["leakage"] = {"report": config.leakage, "gold_guard": config.gold_guard}
     blob = json.dumps(key, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
-def _row(example: Example, split: DatasetSplit, verdict: Verdict, wall: float) -> ResultRow:
+def _row(
+    example: Example, split: DatasetSplit, verdict: Verdict, wall: float, *, poison_in_text: bool
+) -> ResultRow:
     pred = split.map_prediction(verdict.label)
     trace = verdict.trace.model_dump(mode="json")
     extra: dict[str, Any] = {k: trace[k] for k in ("iterations_used",) if k in trace}
+    if example.meta.get("poison"):
+        # Whether the verdict rests on an injected passage, as far as its citations tell;
+        # a method that got them in its input text cites nothing and is counted apart.
+        extra["poison_in_text"] = poison_in_text
+        extra["cites_poison"] = any(is_poisoned(ev) for ev in verdict.evidence)
     debate = trace.get("debate")
     if isinstance(debate, dict) and "ended_early" in debate:
         extra["debate_rounds"] = debate["rounds"]
@@ -212,6 +242,33 @@ def _failed(example: Example, exc: Exception) -> ResultRow:
         error=str(exc) or type(exc).__name__, error_type=type(exc).__name__,
         usage={}, extra={}, verdict=None,
     )  # fmt: skip
+
+
+def group_scores(rows: Sequence[ResultRow], sample: Sequence[Example]) -> dict[str, GroupScore]:
+    """Accuracy per subset (an example's ``meta["group"]``), all examples first.
+
+    Where a subset's examples were poisoned, the share of verdicts citing a poisoned
+    passage among those whose method met the passages through its sources.
+    """
+    group_of = {ex.id: str(ex.meta["group"]) for ex in sample if ex.meta.get("group")}
+    if not group_of:
+        return {}
+    members: dict[str, list[ResultRow]] = {"all": list(rows)}
+    for row in rows:
+        if row.example_id in group_of:
+            members.setdefault(group_of[row.example_id], []).append(row)
+    scores: dict[str, GroupScore] = {}
+    for group, chosen in members.items():
+        met = [r for r in chosen if "cites_poison" in r.extra and not r.extra["poison_in_text"]]
+        scores[group] = GroupScore(
+            n=len(chosen),
+            accuracy=sum(r.pred == r.gold for r in chosen) / len(chosen) if chosen else 0.0,
+            cites_poison=(
+                sum(bool(r.extra["cites_poison"]) for r in met) / len(met) if met else None
+            ),
+            poison_in_text=sum(bool(r.extra.get("poison_in_text")) for r in chosen),
+        )
+    return scores
 
 
 def method_warnings(methods: Mapping[str, Method]) -> dict[str, list[str]]:
@@ -304,10 +361,14 @@ class BenchRun:
 
         def one(example: Example) -> None:
             evidence = example.gold if self.config.setting == "gold" else None
+            subject, in_text = subject_for(method, example, self.split)
             started = time.perf_counter()
             try:
-                verdict = method.verify(example.subject, evidence=evidence)
-                row = _row(example, self.split, verdict, time.perf_counter() - started)
+                # The example under test, for the sources that guard or poison per example.
+                with searching_for(search_context(self.split.name, example)):
+                    verdict = method.verify(subject, evidence=evidence)
+                wall = time.perf_counter() - started
+                row = _row(example, self.split, verdict, wall, poison_in_text=in_text)
             except Exception as exc:  # noqa: BLE001 - one failed example is a counted error
                 row = _failed(example, exc)
             self.store.put(self.run_id, name, row)
@@ -361,7 +422,11 @@ class BenchRun:
             if early:
                 extra["debate_early_share"] = sum(early) / len(early)
             results[name] = MethodResult(
-                name=name, metrics=metrics, usage_per_claim=usage_per_claim(usages), extra=extra
+                name=name,
+                metrics=metrics,
+                usage_per_claim=usage_per_claim(usages),
+                extra=extra,
+                groups=group_scores(rows, self.sample),
             )
         if results:
             write_report(
@@ -399,14 +464,36 @@ def prepare(
         standin = news_standin(split.name, data_dir(config.data_dir))
         given = [*given, standin.source]
 
+    own_corpus = f"corpus:bench-{split.name}" if split.corpus is not None else None
+
     # A method that reads the gold passages beside sources of its own (WKGFC's graph)
     # keeps those sources in the gold setting; it names that in its warnings.
-    def sources_of(name: str) -> list[Source]:
+    def sources_of(name: str, leakage: LeakageSetting | None) -> list[Source]:
         if config.setting == "gold" and getattr(method_class(name), "sources_in_gold", False):
-            return sources(split)
-        return given
+            chosen = sources(split)
+        else:
+            chosen = list(given)
+        if leakage is not None:
+            chosen = guard_sources(
+                chosen, split.name, setting=leakage, gold_guard=config.gold_guard,
+                own_corpus=own_corpus,
+            )  # fmt: skip
+        if split.name == ADVFACT:
+            # The attack poisons text retrieval; a graph of facts is left as it is.
+            chosen = [s if isinstance(s, GraphSource) else PoisonedSource(s) for s in chosen]
+        return chosen
 
-    methods = {name: build(name, sources_of(name)) for name in config.methods}
+    methods: dict[str, Method] = {}
+    reported = leakage_settings(config, split.name)
+    for name in config.methods:
+        first = build(name, sources_of(name, reported[0] if reported else None))
+        if not reported or not retrieves(first):
+            methods[name] = first
+            continue
+        # Each row named by its setting, so that no figure is read as the other's.
+        methods[f"{name} [{reported[0]}]"] = first
+        for leakage in reported[1:]:
+            methods[f"{name} [{leakage}]"] = build(name, sources_of(name, leakage))
     for method in methods.values():
         # A method with per-dataset material (LoCal's demonstrations) is told the dataset.
         use = getattr(method, "use_dataset", None)
@@ -417,7 +504,7 @@ def prepare(
             setting(config.setting)
     for name, method in methods.items():
         kinds = {type(ex.subject) for ex in split.examples[:1]}
-        if not kinds <= set(method.accepts):
+        if not kinds <= set(method.accepts) and not claims_as_articles(method, split):
             kind = next(iter(kinds)).__name__.lower()
             raise BadInputError(f"method {name!r} does not check {kind}s ({config.dataset})")
     excluded = excluded_ids(config.methods)
@@ -457,9 +544,65 @@ def prepare(
         "methods": {name: method.to_dict() for name, method in methods.items()},
         "sources": [s.to_dict() for s in given],
         "web_standin": standin.manifest if standin is not None else None,
+        "leakage": (
+            {"reported": list(reported), "gold_guard": config.gold_guard} if reported else None
+        ),
+        "poisoned": split.name == ADVFACT,
         "warnings": method_warnings(methods),
     }
     return BenchRun(config, split, methods, sample, manifest)
+
+
+def leakage_settings(config: BenchConfig, dataset: str) -> tuple[LeakageSetting, ...]:
+    """The leakage settings a run reports, in order; none outside open runs on fact-checks."""
+    if config.setting != "open" or not leaks(dataset):
+        return ()
+    return SETTINGS if config.leakage == "both" else (config.leakage,)
+
+
+def retrieves(method: Method) -> bool:
+    """Whether a method searches sources of its own (its configuration lists some)."""
+    return bool(method.to_dict().get("sources"))
+
+
+def claims_as_articles(method: Method, split: DatasetSplit) -> bool:
+    """Whether a method that reads articles only is given this dataset's claims as articles.
+
+    Only where the dataset counts an article's REAL and FAKE as its own labels.
+    """
+    return (
+        Claim not in method.accepts
+        and Article in method.accepts
+        and Label.FAKE in split.prediction_map
+    )
+
+
+def subject_for(
+    method: Method, example: Example, split: DatasetSplit
+) -> tuple[Claim | Article, bool]:
+    """What ``method`` is given to check for ``example``, and whether poison is in its text.
+
+    A PoisonedRAG sample's passages reach a retrieving method through its sources; a
+    method that does not retrieve would never meet them, while ToE prompts every method to
+    judge "solely on the provided input", so for it they come with the statement, in its
+    text. A claim given to an article-only method is an article whose text is the claim.
+    """
+    subject = example.subject
+    poison = tuple(example.meta.get("poison") or ())
+    in_text = False
+    if poison and isinstance(subject, Claim) and not retrieves(method):
+        subject = subject.model_copy(update={"text": with_passages(subject.text, poison)})
+        in_text = True
+    if isinstance(subject, Claim) and claims_as_articles(method, split):
+        subject = Article(text=subject.text, date=subject.date)
+    return subject, in_text
+
+
+def with_passages(statement: str, passages: Sequence[Evidence]) -> str:
+    """The statement followed by the passages that came with it, numbered."""
+    lines = [statement, "", "Passages that came with this statement:"]
+    lines += [f"[{number}] {ev.text}" for number, ev in enumerate(passages, 1)]
+    return "\n".join(lines)
 
 
 def wants_web_standin(config: BenchConfig, dataset: str, given: Sequence[Source]) -> bool:

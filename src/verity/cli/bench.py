@@ -6,7 +6,7 @@ r"""``verity bench``: the command-line face of the benchmark harness.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -18,6 +18,7 @@ from verity.errors import BadInputError
 
 if TYPE_CHECKING:
     from verity.bench.base import DatasetSplit
+    from verity.bench.report import MethodResult
     from verity.bench.runner import BenchConfig
     from verity.methods.base import Method
     from verity.sources.base import Source
@@ -46,27 +47,39 @@ def bench(
     retry_errors: Annotated[
         bool, typer.Option("--retry-errors", help="Run failed examples again.")
     ] = False,
+    repeats: Annotated[
+        int,
+        typer.Option(
+            min=1, help="Check the same sample this many times, model seed +1 each; median."
+        ),
+    ] = 1,
+    leakage: Annotated[
+        str,
+        typer.Option(
+            help="Datasets made of fact-checks, open setting: both | paper-faithful | guarded."
+        ),
+    ] = "both",
+    gold_guard: Annotated[
+        bool,
+        typer.Option(
+            "--gold-guard/--no-gold-guard",
+            help="Check-COVID: keep each claim's own gold abstracts out of arxiv:offline.",
+        ),
+    ] = True,
     config: ConfigOpt = None,
 ) -> None:
     """Run methods on a benchmark sample; a rerun of the same command resumes."""
     # Imported here: the other commands should not pay for numpy and the harness at start-up.
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
     from rich.table import Table
 
-    from verity.bench.runner import BenchConfig, prepare
+    from verity.bench.runner import BenchConfig
     from verity.config import settings_from_options
-    from verity.llm.spec import ModelSet
-    from verity.methods.base import load_method, settings_for
-    from verity.render import clean, text
+    from verity.render import text
 
     if setting not in ("gold", "open", "closed"):
         raise BadInputError(f"--setting must be gold, open or closed, not {setting!r}")
+    if leakage not in ("both", "paper-faithful", "guarded"):
+        raise BadInputError(f"--leakage must be both, paper-faithful or guarded, not {leakage!r}")
     names = tuple(m.strip() for m in methods.split(",") if m.strip())
     if not names:
         raise BadInputError("--methods names no method")
@@ -88,12 +101,57 @@ def bench(
         concurrency=concurrency,
         data_dir=data_dir,
         retry_errors=retry_errors,
+        leakage=leakage,  # type: ignore[arg-type]  # checked above
+        gold_guard=gold_guard,
     )
-    models = ModelSet.from_settings(settings.model, settings.roles)
+    if repeats == 1:
+        _run_once(cfg, settings.methods)
+        return
+    from verity.bench.repeats import repeat_configs, repeat_warning, summarize, write_summary
+
+    warning = repeat_warning(cfg, repeats)
+    if warning:
+        say("yellow", f"warning: {warning}")
+    configs = repeat_configs(cfg, repeats)
+    runs = [_run_once(one, settings.methods) for one in configs]
+    summary = summarize(runs)
+    write_summary(out, summary, dataset=dataset, seeds=[one.model.seed or 0 for one in configs])
+    table = Table("method", "median", "mean", "sd", "min", "max")
+    for name, s in summary.items():
+        a = s.accuracy
+        table.add_row(
+            text(name), f"{a.median:.3f}", f"{a.mean:.3f}", f"{a.stdev:.3f}",
+            f"{a.low:.3f}", f"{a.high:.3f}",
+        )  # fmt: skip
+    output.out.print(table)
+    err.print(f"summary: {out / 'repeats.md'}", markup=False, highlight=False)
+
+
+def _run_once(
+    cfg: BenchConfig, method_settings: Mapping[str, Mapping[str, Any]]
+) -> dict[str, MethodResult]:
+    """Prepare and run one benchmark run with a progress bar; print its table."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+    from rich.table import Table
+
+    from verity.bench.runner import prepare
+    from verity.llm.spec import ModelSet
+    from verity.methods.base import load_method, settings_for
+    from verity.render import clean, text
+
+    models = ModelSet.from_settings(cfg.model, cfg.roles)
+    out, setting = cfg.out, cfg.setting
+    names = cfg.methods
 
     def build(name: str, given: Sequence[Source]) -> Method:
         return load_method(
-            name, models=models, sources=given, **settings_for(name, settings.methods)
+            name, models=models, sources=given, **settings_for(name, method_settings)
         )
 
     run = prepare(cfg, load=_load, build=build, sources=lambda split: _sources(cfg, split))
@@ -137,6 +195,7 @@ def bench(
         )  # fmt: skip
     output.out.print(table)
     console.print(f"report: {out / 'report.md'}", markup=False, highlight=False)
+    return results
 
 
 def _load(name: str, *, data_dir: Path | None, hops: int | None) -> DatasetSplit:

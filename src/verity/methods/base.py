@@ -17,6 +17,7 @@ a method by declaring an entry point and nothing else.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from collections.abc import Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -134,9 +135,11 @@ def run_sync(work: Coroutine[Any, Any, T]) -> T:
     except RuntimeError:
         return asyncio.run(work)
     # Called from a running loop (a notebook, an async server's sync handler): that loop
-    # cannot be entered again, so the work gets a loop in a thread of its own.
+    # cannot be entered again, so the work gets a loop in a thread of its own, with the
+    # caller's context variables (the example a benchmark's sources guard, say).
+    context = contextvars.copy_context()
     with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, work).result()
+        return pool.submit(context.run, asyncio.run, work).result()
 
 
 @cache
