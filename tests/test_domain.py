@@ -73,6 +73,22 @@ def test_json_shape_has_required_keys_and_method_extras() -> None:
     assert out["trace"]["iterations"] == [{"p_l": True}]
 
 
+def test_provider_metadata_is_kept_and_printed_only_when_present() -> None:
+    post = Evidence(
+        text="A post.", source="social", metadata={"author": "a.bsky.social", "likes": 3}
+    )
+    plain = Evidence(text="A page.", source="offline-wiki")
+    verdict = Verdict(
+        label=Label.SUPPORTED, evidence=[post, plain], method="rag", subject=Claim(text="x")
+    )
+    first, second = verdict.to_json_dict()["evidence"]
+    assert first["metadata"] == {"author": "a.bsky.social", "likes": 3}
+    assert "metadata" not in second
+    assert Evidence.model_validate_json(post.model_dump_json()) == post
+    with pytest.raises(ValidationError):
+        Evidence(text="x", source="s", metadata={"nested": {"a": 1}})
+
+
 def test_label_must_fit_the_subject() -> None:
     from verity.domain import Article
 
