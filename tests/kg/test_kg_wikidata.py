@@ -11,11 +11,12 @@ import pytest
 
 from verity.errors import BadInputError, SourceUnavailableError
 from verity.http import USER_AGENT, make_http_client
+from verity.http.pacing import RateLimiter
 from verity.kg.base import EntityMatch, KnowledgeGraph, Relation, Triple
 from verity.kg.local import LocalGraph
 from verity.kg.sparql import Row
 from verity.kg.templates import render
-from verity.kg.wikidata import RateLimiter, WikidataGraph
+from verity.kg.wikidata import WikidataGraph
 
 WD = "http://www.wikidata.org/entity/"
 WDT = "http://www.wikidata.org/prop/direct/"

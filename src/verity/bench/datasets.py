@@ -5,6 +5,8 @@
     dataset_names()                       # ['hover', 'feverous-s', 'fever', ...]
     split = load_dataset("hover", hops=2)  # 1,126 claims
     split.description, split.checksum
+    load_dataset("advfact:results/adv")   # the AdvFact set written by `verity adv build`
+    load_dataset("toe-fig5")              # shipped with verity: needs no data folder
 
 The folder is, in this order: the ``data_dir`` argument, the environment variable
 ``VERITY_DATA_DIR``, or ``../shared/datasets`` relative to the current directory. Each
@@ -21,7 +23,13 @@ from verity.bench.base import DatasetSplit
 from verity.bench.loaders.averitec import load_averitec, load_averitec_binary
 from verity.bench.loaders.check_covid import load_check_covid
 from verity.bench.loaders.common import DATA_DIR_HINT
-from verity.bench.loaders.liar import load_liar, load_liar_new, load_liar_plus
+from verity.bench.loaders.liar import (
+    load_liar,
+    load_liar_new,
+    load_liar_new_3way,
+    load_liar_plus,
+    load_liar_train,
+)
 from verity.bench.loaders.news import load_gossipcop, load_politifact, load_politifact_pp
 from verity.bench.loaders.summeval import load_summeval
 from verity.bench.loaders.wikipedia import (
@@ -47,8 +55,10 @@ _LOADERS: dict[str, Loader] = {
     "fever-3way": load_fever_3way,
     "fever-symmetric": load_fever_symmetric,
     "liar": load_liar,
+    "liar-train": load_liar_train,
     "liar-plus": load_liar_plus,
     "liar-new": load_liar_new,
+    "liar-new-3way": load_liar_new_3way,
     "politifact": load_politifact,
     "politifact-pp": load_politifact_pp,
     "gossipcop": load_gossipcop,
@@ -58,11 +68,24 @@ _LOADERS: dict[str, Loader] = {
     "climate-fever": load_climate_fever,
     "summeval": load_summeval,
 }
+# Shipped inside the package: loaded without the data folder.
+_PACKAGED = ("toe-fig5",)
+# Built by `verity adv build`; the one name that takes an argument, ``advfact:FOLDER``.
+ADVFACT = "advfact"
 
 
 def dataset_names() -> list[str]:
     """Every dataset name `load_dataset` knows, in documentation order."""
-    return list(_LOADERS)
+    return [*_LOADERS, *_PACKAGED, ADVFACT]
+
+
+def _load_advfact(root: Path, folder: Path | None) -> DatasetSplit:
+    # Imported when asked for: no other dataset needs the AdvFact module.
+    try:
+        from verity.bench.loaders.advfact import load_advfact
+    except ImportError as exc:
+        raise DatasetError(f"the AdvFact loader is not available in this install ({exc})") from exc
+    return load_advfact(root, folder)
 
 
 def data_dir(explicit: Path | None = None) -> Path:
@@ -89,20 +112,37 @@ def load_dataset(
     """Load a dataset by name: its examples, label space, label map and checksum.
 
     ``hops`` (2, 3 or 4) keeps only HoVer claims of that many hops; other datasets take
-    no ``hops``. Nothing is fetched over the network.
+    no ``hops``. ``advfact`` is the AdvFact set shipped with verity and ``advfact:FOLDER``
+    one written by ``verity adv build``; no other name takes a ``:`` argument. Nothing is
+    fetched over the network.
 
         split = load_dataset("liar")
         split.label_map["half-true"]  # 'CONFLICTING'
     """
-    try:
-        loader = _LOADERS[name]
-    except KeyError:
-        raise UnknownNameError("dataset", name, dataset_names()) from None
+    base, colon, argument = name.partition(":")
+    if base not in dataset_names():
+        raise UnknownNameError("dataset", name, dataset_names())
+    if colon and base != ADVFACT:
+        raise BadInputError(f"only advfact takes a ':' argument, not {base} (got {name!r})")
+    if hops is not None and base != "hover":
+        raise BadInputError(f"hops applies only to hover, not to {name}")
+    if base == ADVFACT:
+        if colon and not argument.strip():
+            raise BadInputError("advfact: give the folder after the colon, as advfact:DIR")
+        folder = Path(argument.strip()).expanduser() if colon else None
+        try:
+            root = _data_dir(data_dir)
+        except DatasetError:
+            # AdvFact's files are its own (shipped or built): no data folder is needed.
+            root = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
+        return _load_advfact(root, folder)
+    if base in _PACKAGED:
+        from verity.bench.fig5 import load_toe_fig5
+
+        return load_toe_fig5()
     root = _data_dir(data_dir)
     if hops is None:
-        return loader(root)
-    if name != "hover":
-        raise BadInputError(f"hops applies only to hover, not to {name}")
+        return _LOADERS[base](root)
     return load_hover(root, hops=hops)
 
 

@@ -24,6 +24,7 @@ import sys
 
 import typer
 
+from verity.cli.adv import adv_app
 from verity.cli.bench import bench
 from verity.cli.check import check
 from verity.cli.info import models, sources
@@ -45,6 +46,7 @@ app.command("bench")(bench)
 app.command("optimize")(optimize_command)
 app.add_typer(index_app, name="index")
 app.add_typer(kg_app, name="kg")
+app.add_typer(adv_app, name="adv")
 
 
 def check_argv(argv: list[str]) -> None:

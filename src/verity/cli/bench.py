@@ -205,10 +205,21 @@ def _load(name: str, *, data_dir: Path | None, hops: int | None) -> DatasetSplit
 
 
 def _sources(cfg: BenchConfig, split: DatasetSplit) -> list[Source]:
-    """The open-book sources: the configured ones, plus the dataset's own corpus."""
-    from verity.api import shared_source
-    from verity.sources.corpus import CorpusSource, build_corpus, list_corpora
+    """The open-book sources: the configured ones, plus the dataset's own corpus.
 
+    An offline stand-in (``arxiv:offline``, ``factcheck:offline``, ``news-offline``) is
+    built from the data folder first if it is not built yet.
+    """
+    from verity.api import shared_source
+    from verity.bench.datasets import data_dir
+    from verity.bench.standins import ensure_standin
+    from verity.sources.corpus import CorpusSource, build_corpus, list_corpora
+    from verity.sources.registry import STANDINS
+
+    for spec in cfg.sources:
+        if spec in STANDINS:
+            # The stand-ins come from the same data folder: built on first use.
+            ensure_standin(STANDINS[spec][1], data_dir(cfg.data_dir))
     found: list[Source] = [shared_source(spec) for spec in cfg.sources]
     if split.corpus is not None:
         name = f"bench-{split.name}"

@@ -20,7 +20,6 @@ after the retries, and malformed answers are `SourceUnavailableError`.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -30,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from verity.errors import BadInputError, ConfigError, SourceUnavailableError
 from verity.http import USER_AGENT, shared_http_client
+from verity.http.pacing import RateLimiter
 from verity.kg.base import EntityMatch, MatchKind, QueryRecord, is_qid
 from verity.kg.sparql import Row, SparqlGraph, parse_results_json
 
@@ -43,49 +43,6 @@ MAX_SEARCH = 50
 DEFAULT_MIN_INTERVAL = 0.5
 DEFAULT_TIMEOUT = 65.0  # the service's own limit is 60 s; leave it time to say so
 _MATCH_KINDS: dict[str, MatchKind] = {"entityId": "id", "label": "label", "alias": "alias"}
-
-
-class RateLimiter:
-    """Space requests at least ``min_interval`` seconds apart, across threads.
-
-    `acquire` reserves the next free turn and sleeps until it comes; `release` gives the
-    turn back when the request did not reach the network (a cache hit), so that a run of
-    cached answers does not wait. ``clock`` and ``sleep`` are injectable for tests.
-
-        limiter = RateLimiter(1.0)
-        turn = limiter.acquire()        # returns at once, then one second apart
-        limiter.release(turn)           # if it was answered from the cache
-    """
-
-    def __init__(
-        self,
-        min_interval: float,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        if min_interval < 0:
-            raise ConfigError(f"min_interval must not be negative, got {min_interval}")
-        self.min_interval = min_interval
-        self._clock, self._sleep = clock, sleep
-        self._lock = threading.Lock()
-        self._next = float("-inf")
-
-    def acquire(self) -> float:
-        """Wait for the next turn; return its start time on the limiter's clock."""
-        with self._lock:
-            now = self._clock()
-            turn = max(now, self._next)
-            self._next = turn + self.min_interval
-        if turn > now:
-            self._sleep(turn - now)
-        return turn
-
-    def release(self, turn: float) -> None:
-        """Give back ``turn`` when no later turn was taken meanwhile."""
-        with self._lock:
-            if self._next == turn + self.min_interval:
-                self._next = turn
 
 
 class _Match(BaseModel):

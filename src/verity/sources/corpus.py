@@ -371,11 +371,13 @@ class CorpusSource:
             print(ev.id, ev.published, ev.score)
     """
 
-    def __init__(self, name: str, *, root: Path | None = None) -> None:
+    def __init__(self, name: str, *, root: Path | None = None, label: str | None = None) -> None:
         # Checked here, before the name becomes part of a path: "../x" must name nothing.
         self.corpus = _check_name(name, ConfigError)
-        # The same spec that names this source on the command line: `--source corpus:NAME`.
-        self.name = f"corpus:{name}"
+        # The same spec that names this source on the command line: `--source corpus:NAME`,
+        # or the spec a registered corpus goes by (``label``, such as `arxiv:offline`).
+        self.name = label or f"corpus:{name}"
+        self.label = label
         self.root = root
         self._lock = threading.Lock()
         self._index: BM25Index | None = None
@@ -453,8 +455,11 @@ class CorpusSource:
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration of this source."""
-        return {
+        config: dict[str, Any] = {
             "type": "corpus",
             "name": self.corpus,
             "root": str(self.root) if self.root is not None else None,
         }
+        if self.label is not None:
+            config["label"] = self.label
+        return config

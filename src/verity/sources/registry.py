@@ -4,6 +4,8 @@
     make_source("corpus:climate")          # a corpus built with `verity index build`
     make_source("wikipedia:fr")            # French Wikipedia
     make_source("searxng:http://localhost:8888")
+    make_source("factcheck:brave")         # politifact.com and snopes.com through Brave
+    make_source("arxiv:offline")           # the stand-in corpus `standin-academic`
 
 A spec is ``NAME`` or ``NAME:ARGUMENT``. Names are entry points in the ``verity.sources``
 group, each a factory taking the optional argument; verity's own sources are registered
@@ -112,9 +114,103 @@ def ddgs(arg: str | None) -> Source:
     return DdgsSearch()
 
 
-def _no_argument(name: str, arg: str | None) -> None:
+def arxiv(arg: str | None) -> Source:
+    """The arXiv API (``arxiv``) or its offline stand-in (``arxiv:offline``)."""
+    from verity.sources.arxiv import ArxivSource
+
+    if arg == "offline":
+        return _standin("arxiv:offline")
+    _no_argument("arxiv", arg, "offline")
+    return ArxivSource()
+
+
+def factcheck(arg: str | None) -> Source:
+    """Fact-checking sites through a web provider, Google's ClaimReview search, or offline.
+
+    ``factcheck`` searches them with ``ddgs``; ``factcheck:PROVIDER`` with one of the web
+    providers (``brave``, ``serper``, ``tavily``, ``searxng``, ``ddgs``);
+    ``factcheck:google`` is `GoogleFactCheck`; ``factcheck:offline`` the stand-in corpus
+    `OfflineFactCheck`, whose ``publishers`` attribute names the site of its rulings.
+    """
+    from verity.sources.factcheck import FactCheckSearch, GoogleFactCheck
+    from verity.sources.websearch import PROVIDERS
+
+    if arg == "offline":
+        return _standin("factcheck:offline")
+    if arg == "google":
+        return GoogleFactCheck()
+    if arg is None:
+        return FactCheckSearch()
+    if arg not in PROVIDERS:
+        choices = ", ".join(["google", "offline", *sorted(PROVIDERS)])
+        raise ConfigError(f"factcheck takes one of {choices}, got {arg!r}")
+    return FactCheckSearch(PROVIDERS[arg](), name=f"factcheck:{arg}")
+
+
+def reddit(arg: str | None) -> Source:
+    """Reddit posts with their top comments (REDDIT_CLIENT_ID, REDDIT_CLIENT_SECRET)."""
+    from verity.sources.reddit import RedditSource
+
+    _no_standin("reddit", arg)
+    return RedditSource()
+
+
+def social(arg: str | None) -> Source:
+    """Bluesky posts, standing in for the paper's Twitter."""
+    from verity.sources.social import BlueskySource
+
+    _no_standin("social", arg)
+    return BlueskySource()
+
+
+def news_offline(arg: str | None) -> Source:
+    """News articles standing in for the web offline (corpus ``standin-news``)."""
+    _no_argument("news-offline", arg)
+    return _standin("news-offline")
+
+
+#: Offline stand-ins: spec -> (corpus, the NAME of `verity index build --standin NAME`).
+STANDINS: dict[str, tuple[str, str]] = {
+    "arxiv:offline": ("standin-academic", "academic"),
+    "factcheck:offline": ("standin-factcheck", "factcheck"),
+    "news-offline": ("standin-news", "news"),
+}
+
+
+def standin_built(spec: str) -> bool:
+    """Whether the corpus of a stand-in spec has been built (`STANDINS`)."""
+    from verity.sources.corpus import corpora_root
+
+    corpus_name, _ = STANDINS[spec]
+    return (corpora_root() / corpus_name / "manifest.json").is_file()
+
+
+def _standin(spec: str) -> Source:
+    """The corpus source of a stand-in, named by its spec; `ConfigError` when not built."""
+    from verity.sources.corpus import CorpusSource
+    from verity.sources.factcheck import OfflineFactCheck
+
+    corpus_name, build_name = STANDINS[spec]
+    if not standin_built(spec):
+        raise ConfigError(
+            f"{spec} searches the corpus {corpus_name!r}, which is not built: "
+            f"run `verity index build --standin {build_name}`"
+        )
+    if spec == "factcheck:offline":
+        return OfflineFactCheck(corpus_name, label=spec)
+    return CorpusSource(corpus_name, label=spec)
+
+
+def _no_argument(name: str, arg: str | None, *allowed: str) -> None:
     if arg:
-        raise ConfigError(f"{name} takes no argument")
+        also = f" other than {', '.join(allowed)}" if allowed else ""
+        raise ConfigError(f"{name} takes no argument{also}")
+
+
+def _no_standin(name: str, arg: str | None) -> None:
+    if arg == "offline":
+        raise ConfigError(f"{name} has no offline stand-in")
+    _no_argument(name, arg)
 
 
 # name, what it is, the environment variable it needs (if any)
@@ -127,6 +223,23 @@ BUILT_IN: tuple[tuple[str, str, str | None], ...] = (
     ("tavily", "Tavily search API", "TAVILY_API_KEY"),
     ("searxng[:URL]", "a SearXNG instance (JSON output enabled)", "SEARXNG_URL"),
     ("ddgs", "DuckDuckGo metasearch via the ddgs package (pip install 'verity[web]')", None),
+    ("arxiv", "arXiv papers: API search, title and abstract (one request per 3 s)", None),
+    ("arxiv:offline", "stand-in for arXiv: academic abstracts, BM25", None),
+    (
+        "factcheck[:PROVIDER]",
+        "politifact.com and snopes.com via a web provider (default ddgs; or brave, serper, "
+        "tavily, searxng)",
+        None,
+    ),
+    (
+        "factcheck:google",
+        "Google Fact Check Tools ClaimReview search (a substitute for the paper's sites)",
+        "GOOGLE_FACTCHECK_API_KEY",
+    ),
+    ("factcheck:offline", "stand-in for fact-checking sites: PolitiFact rulings, BM25", None),
+    ("news-offline", "stand-in for the web: news articles, BM25", None),
+    ("reddit", "Reddit posts with top comments (OAuth app-only)", "REDDIT_CLIENT_ID"),
+    ("social", "Bluesky posts, standing in for the paper's Twitter", None),
 )
 
 
@@ -139,10 +252,31 @@ def source_status() -> list[tuple[str, str, str]]:
         if name.startswith("corpus"):
             built = [c.name for c in list_corpora()]
             status = "built: " + ", ".join(built) if built else "none built yet"
+        elif name in STANDINS:
+            corpus_name, build_name = STANDINS[name]
+            status = (
+                f"ready (corpus {corpus_name})"
+                if standin_built(name)
+                else f"not built: verity index build --standin {build_name}"
+            )
+        elif name == "reddit":
+            both = ("REDDIT_CLIENT_ID", "REDDIT_CLIENT_SECRET")
+            ready = all(os.environ.get(v, "").strip() for v in both)
+            status = f"{' and '.join(both)} {'set' if ready else 'not set'}; no offline stand-in"
+        elif name == "social":
+            account = ("BLUESKY_HANDLE", "BLUESKY_APP_PASSWORD")
+            status = (
+                "ready (needs network; BLUESKY_HANDLE set)"
+                if all(os.environ.get(v, "").strip() for v in account)
+                else "needs network; without BLUESKY_HANDLE and BLUESKY_APP_PASSWORD "
+                "Bluesky often refuses search"
+            ) + "; no offline stand-in"
         elif env_var:
             status = f"{env_var} {'set' if os.environ.get(env_var) else 'not set'}"
+        elif name.startswith(("wikipedia", "ddgs", "arxiv", "factcheck")):
+            status = "ready (needs network)"
         else:
-            status = "ready (needs network)" if name.startswith(("wikipedia", "ddgs")) else "ready"
+            status = "ready"
         rows.append((name, what, status))
     known = {n.split("[")[0].split(":")[0] for n, _, _ in BUILT_IN}
     rows.extend((n, "plug-in", "registered") for n in source_names() if n not in known)

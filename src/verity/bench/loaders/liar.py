@@ -1,11 +1,15 @@
-"""PolitiFact claim datasets: LIAR, LIAR-PLUS and LIAR-New.
+"""PolitiFact claim datasets: LIAR (test and train), LIAR-PLUS and LIAR-New.
 
 split = load_liar(Path("../shared/datasets"))
 split.examples[0].subject.speaker  # 'rick-perry'
+load_liar_new_3way(Path("../shared/datasets")).description  # ... majority-class baseline ...
 """
 
 from __future__ import annotations
 
+import datetime as dt
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from verity.bench.base import DatasetSplit, Example
@@ -48,6 +52,11 @@ WKGFC_LIAR_NEW_LABELS = {
     "true": Label.SUPPORTED,
 }
 
+# LIAR-New was collected to post-date GPT-4's training data (Pelrine et al. 2023, "Towards
+# Reliable Misinformation Mitigation"), which ends in September 2021 (OpenAI's GPT-4
+# technical report, 2023). This is the first day after it; claims dated earlier are counted.
+GPT4_DATA_CUTOFF = dt.date(2021, 10, 1)
+
 # LIAR's test.tsv columns (README_liar.txt), 0-based.
 _ID, _LABEL, _STATEMENT, _SUBJECTS, _SPEAKER, _JOB, _STATE, _PARTY = range(8)
 _HISTORY = {
@@ -60,7 +69,7 @@ _HISTORY = {
 _CONTEXT = 13
 
 
-def _statement_id(raw: str) -> str:
+def statement_id(raw: str) -> str:
     """PolitiFact's statement number: ``11972.json`` -> ``11972``."""
     return raw.strip().removesuffix(".json")
 
@@ -78,10 +87,8 @@ def undo_csv_quoting(text: str) -> str:
     return stripped
 
 
-def load_liar(root: Path) -> DatasetSplit:
-    """LIAR test with ToE's 3-way labels; speaker and context from the metadata columns."""
-    reader = DataReader(root, "LIAR")
-    name = "test.tsv"
+def _liar_tsv(reader: DataReader, name: str) -> list[Example]:
+    """The rows of one LIAR file (test.tsv, train.tsv) with ToE's 3-way labels."""
     path = reader.path(name)
     examples: list[Example] = []
     for line, fields in reader.tsv(name, columns=14):
@@ -90,7 +97,7 @@ def load_liar(root: Path) -> DatasetSplit:
             history = {key: int(fields[column]) for key, column in _HISTORY.items()}
             examples.append(
                 Example(
-                    id=_statement_id(fields[_ID]),
+                    id=statement_id(fields[_ID]),
                     subject=Claim(text=fields[_STATEMENT], speaker=fields[_SPEAKER] or None),
                     label=map_label(TOE_LABELS, raw),
                     meta={
@@ -104,14 +111,36 @@ def load_liar(root: Path) -> DatasetSplit:
                     },
                 )
             )
+    return examples
+
+
+def load_liar(root: Path) -> DatasetSplit:
+    """LIAR test with ToE's 3-way labels; speaker and context from the metadata columns."""
+    reader = DataReader(root, "LIAR")
     return build_split(
         reader,
         name="liar",
         title="LIAR test",
-        examples=examples,
+        examples=_liar_tsv(reader, "test.tsv"),
         labels=TOE_SPACE,
         label_map=label_names(TOE_LABELS),
         paper="ToE 3-way: false / uncertain (half-true, as CONFLICTING) / true",
+    )
+
+
+def load_liar_train(root: Path) -> DatasetSplit:
+    """LIAR train (10,269 statements) with ToE's 3-way labels: what ToE trains on."""
+    reader = DataReader(root, "LIAR")
+    return build_split(
+        reader,
+        name="liar-train",
+        title="LIAR train",
+        examples=_liar_tsv(reader, "train.tsv"),
+        labels=TOE_SPACE,
+        label_map=label_names(TOE_LABELS),
+        # ToE §IV-A: "we train exclusively on the training split of the LIAR dataset".
+        paper="ToE's training split (§IV-A), 3-way: false / uncertain (half-true) / true",
+        notes=["For training ToE's networks; never an evaluation set."],
     )
 
 
@@ -125,7 +154,7 @@ def load_liar_plus(root: Path) -> DatasetSplit:
     for line, obj in reader.jsonl(name):
         with at_row(path, f"line {line}"):
             raw = str_field(obj, "label")
-            statement = _statement_id(str_field(obj, "json_file_id"))
+            statement = statement_id(str_field(obj, "json_file_id"))
             justification = undo_csv_quoting(str_field(obj, "justification", optional=True))
             gold: tuple[Evidence, ...] = ()
             if justification:
@@ -171,9 +200,18 @@ def load_liar_plus(root: Path) -> DatasetSplit:
     )
 
 
-def load_liar_new(root: Path) -> DatasetSplit:
-    """LIAR-New with WKGFC's binary labels (partly true counted as refuted)."""
-    reader = DataReader(root, "LIAR-New")
+def majority_baseline(examples: Sequence[Example]) -> tuple[Label, int, float]:
+    """The most frequent gold label, its count and the accuracy of always answering it.
+
+    majority_baseline(load_liar_new_3way(root).examples)  # (Label.REFUTED, 1663, 0.8497...)
+    """
+    if not examples:
+        raise ValueError("no examples: a majority class needs at least one")
+    label, count = Counter(e.label for e in examples).most_common(1)[0]
+    return label, count, count / len(examples)
+
+
+def _liar_new_examples(reader: DataReader, labels: dict[str, Label]) -> list[Example]:
     name = "LIAR-New.jsonl"
     path = reader.path(name)
     examples: list[Example] = []
@@ -187,17 +225,56 @@ def load_liar_new(root: Path) -> DatasetSplit:
                         text=str_field(obj, "statement"),
                         date=parse_date(str_field(obj, "date"), "%B %d, %Y"),
                     ),
-                    label=map_label(WKGFC_LIAR_NEW_LABELS, raw),
+                    label=map_label(labels, raw),
                     meta={"label": raw, "possibility": str_field(obj, "possibility_label")},
                 )
             )
+    return examples
+
+
+def load_liar_new(root: Path) -> DatasetSplit:
+    """LIAR-New with WKGFC's binary labels (partly true counted as refuted)."""
+    reader = DataReader(root, "LIAR-New")
     return build_split(
         reader,
         name="liar-new",
         title="LIAR-New",
-        examples=examples,
+        examples=_liar_new_examples(reader, WKGFC_LIAR_NEW_LABELS),
         labels=(Label.SUPPORTED, Label.REFUTED),
         label_map=label_names(WKGFC_LIAR_NEW_LABELS),
         prediction_map=BINARY_PREDICTIONS,
         paper="WKGFC binary: mostly-true and true supported, partly true counted as refuted",
+    )
+
+
+def load_liar_new_3way(root: Path) -> DatasetSplit:
+    """LIAR-New with ToE's 3-way labels, reported as itself and beside its majority baseline.
+
+    ToE evaluates on a PolitiFact collection (its ref. [12]) that is not available here.
+    LIAR-New is a different dataset: built to post-date older models' training data and
+    about 85 % false, so a method that always answers "false" already scores high. Its
+    description says so and gives that majority-class accuracy.
+    """
+    reader = DataReader(root, "LIAR-New")
+    examples = _liar_new_examples(reader, TOE_LABELS)
+    label, count, share = majority_baseline(examples)
+    dates = [e.subject.date for e in examples if isinstance(e.subject, Claim) and e.subject.date]
+    older = sum(1 for d in dates if d < GPT4_DATA_CUTOFF)
+    return build_split(
+        reader,
+        name="liar-new-3way",
+        title="LIAR-New, ToE 3-way",
+        examples=examples,
+        labels=TOE_SPACE,
+        label_map=label_names(TOE_LABELS),
+        paper="ToE 3-way label map on LIAR-New: false / uncertain (half-true) / true",
+        notes=[
+            f"Majority-class baseline (always {label.value}): accuracy {share:.3f} "
+            f"({count:,} / {len(examples):,}); report it beside every score.",
+            f"{share:.0%} of the claims are false. Reported under its own name, never as "
+            "ToE's PolitiFact (its ref. [12], not available here).",
+            f"Claims dated {min(dates)} to {max(dates)}, all but {older} after September "
+            "2021, where GPT-4's training data ends: models trained on data up to then have "
+            "not seen those rulings.",
+        ],
     )

@@ -235,6 +235,14 @@ def clean_text(value: object) -> str:
     return _SPACE.sub(" ", html.unescape(_TAG.sub("", value))).strip()
 
 
+def capped(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, an ellipsis marking the cut.
+
+    For provider metadata and other short fields, where a word boundary does not matter.
+    """
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def to_evidence(
     *,
     source: str,
