@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from verity.bench.advfact import (
     poisoned_passage,
     sample_statements,
 )
+from verity.bench.datasets import load_dataset
 from verity.bench.loaders import advfact as advfact_loader
 from verity.bench.loaders.advfact import load_advfact
 from verity.domain import Claim, Evidence, Label, Message
@@ -676,3 +678,26 @@ def test_unusable_answers_are_recognised() -> None:
     assert keeps_claim_problem("In Texas the unemployment rate rose.", statement) is None
     assert keeps_claim_problem("Texas unemployment news.", statement) is not None
     assert keeps_claim_problem("Anything", "a b c") is None  # nothing to keep
+
+
+def test_the_shipped_set_is_whole_and_says_who_wrote_it() -> None:
+    # The set in the package, built here with the embedded model (docs/advfact.md): it
+    # could not rewrite two statements (LIAR 737 and 8419) into a report that keeps
+    # their claim, in ten attempts each.
+    split = load_dataset("advfact")
+    attacks = Counter(ex.meta["attack"] for ex in split.examples)
+    assert attacks == {"fakegpt": 98, "poisonedrag": 100}
+    fakegpt = {ex.meta["original_id"] for ex in split.examples if ex.meta["attack"] == "fakegpt"}
+    assert {"737", "8419"}.isdisjoint(fakegpt)
+    assert {ex.label for ex in split.examples} == {Label.REFUTED}
+    originals = {ex.meta["original_id"] for ex in split.examples}
+    assert len(originals) == 100
+    for ex in split.examples:
+        poison = ex.meta["poison"]
+        if ex.meta["attack"] == "poisonedrag":
+            assert len(poison) == 5 and all(p.text.startswith(ex.subject.text) for p in poison)
+        else:
+            assert poison == ()
+    manifest = json.loads((advfact_loader.PACKAGED / "manifest.json").read_text())
+    assert manifest["settings"]["seed"] == 0 and manifest["model_settings"]["spec"] == "local"
+    assert "SmolLM2" in (advfact_loader.PACKAGED / "README.md").read_text()

@@ -94,9 +94,9 @@ MAX_NARRATIVE_CHARS = 1_500
 # I is asked for in about 30 words; anything past this is rambling, cut at a sentence end.
 MAX_SUPPORT_CHARS = 400
 # Answers per text before the sample is given up (an empty, duplicate, invalid or
-# unusable answer is asked again with the next seed). At most 10: the attempt is the last
-# digit of a seed.
-MAX_ATTEMPTS = 8
+# unusable answer is asked again with the next seed). At most 10, the attempt being the
+# last digit of a seed; the embedded model needs them all on some statements.
+MAX_ATTEMPTS = 10
 # Tokens per answer: room for the words asked for, the JSON around them and some slack.
 NARRATIVE_MAX_TOKENS = 512
 SUPPORT_MAX_TOKENS = 160
