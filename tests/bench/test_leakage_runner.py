@@ -88,6 +88,9 @@ def test_liar_reports_retrieving_methods_in_both_settings(tmp_path: Path) -> Non
     assert evidence == {"rag [paper-faithful]": [1, 1, 1], "rag [guarded]": [0, 0, 0]}
     report = (tmp_path / "report.md").read_text()
     assert "| rag [guarded] |" in report and "| rag [paper-faithful] |" in report
+    # The rulings stand in for the paper's fact-checking sites: the report says so.
+    assert list(run.manifest["substitutions"]) == ["factcheck:offline"]
+    assert "| substitution | factcheck:offline: PolitiFact rulings" in report
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason=f"benchmark data not at {DATA}")

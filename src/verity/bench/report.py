@@ -279,6 +279,7 @@ def _markdown(
         f"| sample seed | {_cell(_text(manifest.get('seed')))} |",
         f"| code version | {_cell(_text(manifest.get('code_version')))} |",
         *_standin_rows(manifest.get("web_standin")),
+        *_substitution_rows(manifest.get("substitutions")),
         "",
         "Scores in percent; macro-F1 with its bootstrap 95% interval. Cost is the mean per "
         "claim; calls on the critical path are those that stood one after another, seconds "
@@ -357,6 +358,16 @@ def _group_rows(results: Mapping[str, MethodResult]) -> list[str]:
                 f"| {_cell(name)} | {_cell(group)} | {score.n} | {_pct(score.accuracy)} | {cited} |"
             )
     return lines
+
+
+def _substitution_rows(substitutions: Any) -> list[str]:
+    """A header row per source that stands in for a paper's tool."""
+    if not isinstance(substitutions, Mapping):
+        return []
+    return [
+        f"| substitution | {_cell(str(name))}: {_cell(str(note))} |"
+        for name, note in substitutions.items()
+    ]
 
 
 def _standin_rows(standin: Any) -> list[str]:

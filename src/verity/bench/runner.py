@@ -58,6 +58,7 @@ from verity.sources.base import Source
 from verity.sources.context import searching_for
 from verity.sources.kg import GraphSource
 from verity.sources.poisoned import PoisonedSource, is_poisoned
+from verity.sources.registry import SUBSTITUTIONS
 
 Setting = Literal["gold", "open", "closed"]
 ADVFACT = "advfact"
@@ -544,6 +545,7 @@ def prepare(
         "methods": {name: method.to_dict() for name, method in methods.items()},
         "sources": [s.to_dict() for s in given],
         "web_standin": standin.manifest if standin is not None else None,
+        "substitutions": {s.name: SUBSTITUTIONS[s.name] for s in given if s.name in SUBSTITUTIONS},
         "leakage": (
             {"reported": list(reported), "gold_guard": config.gold_guard} if reported else None
         ),

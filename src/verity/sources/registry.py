@@ -177,6 +177,19 @@ STANDINS: dict[str, tuple[str, str]] = {
 }
 
 
+# Sources that stand in for a tool of a paper, by the name their evidence carries: a run
+# that uses one says so in its manifest and report, since its figures are not the paper's.
+SUBSTITUTIONS: dict[str, str] = {
+    "social": "Bluesky posts in place of the paper's Twitter (ToE §IV-B)",
+    "factcheck:google": "Google Fact Check Tools ClaimReview search in place of the "
+    "fact-checking sites PolitiFact and Snopes (ToE §III-B)",
+    "arxiv:offline": "Check-COVID's CORD-19 abstracts, offline, in place of arXiv",
+    "factcheck:offline": "PolitiFact rulings of LIAR-PLUS's validation split, offline, in "
+    "place of the fact-checking sites",
+    "news-offline": "PolitiFact and GossipCop news articles, offline, in place of web search",
+}
+
+
 def standin_built(spec: str) -> bool:
     """Whether the corpus of a stand-in spec has been built (`STANDINS`)."""
     from verity.sources.corpus import corpora_root
