@@ -29,16 +29,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verity.bench.loaders.common import DataReader, as_records, at_row, str_field
+from verity.bench.loaders.common import DataReader, as_records, at_row, str_field, write_atomic
 from verity.errors import DatasetError
 from verity.paths import cache_path
 from verity.sources.base import PageSource, Source
@@ -325,20 +323,6 @@ def standin_documents(dataset: str, root: Path) -> tuple[Selection, dict[str, An
 # -- writing and indexing --------------------------------------------------------------
 
 
-def _write_atomic(target: Path, text: str) -> None:
-    tmp: str | None = None
-    try:
-        # Written beside the target and renamed, so a reader never sees half a file.
-        handle, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, target)
-    except OSError as exc:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-        raise DatasetError(f"cannot write the web stand-in to {target}: {exc}") from exc
-
-
 def news_standin(dataset: str, root: Path) -> WebStandin:
     """The ``bench-news`` corpus for ``dataset``, built and indexed on first use.
 
@@ -362,9 +346,9 @@ def news_standin(dataset: str, root: Path) -> WebStandin:
             json.dumps({"id": doc.id, "title": doc.title, "text": doc.text}, ensure_ascii=False)
             for doc in sorted(selection.kept, key=lambda d: d.id)
         ]
-        _write_atomic(documents, "\n".join(lines) + "\n")
+        write_atomic(documents, "\n".join(lines) + "\n", "the web stand-in")
         # Written last: its presence means the documents file is complete.
-        _write_atomic(described, json.dumps(record, indent=2) + "\n")
+        write_atomic(described, json.dumps(record, indent=2) + "\n", "the web stand-in")
     built = {info.name: info for info in list_corpora(folder)}.get(STANDIN_CORPUS)
     if built is None or built.source != str(documents.resolve()):
         build_corpus(documents, STANDIN_CORPUS, root=folder)

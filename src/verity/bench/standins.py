@@ -32,18 +32,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verity.bench.loaders.common import DataReader, at_row, list_field, map_label, str_field
+from verity.bench.loaders.common import (
+    DataReader,
+    at_row,
+    list_field,
+    map_label,
+    str_field,
+    write_atomic,
+)
 from verity.bench.loaders.liar import TOE_LABELS, statement_id, undo_csv_quoting
 from verity.bench.news_standin import NewsDocument
-from verity.errors import BadInputError, DatasetError
+from verity.errors import BadInputError
 from verity.paths import cache_path
 from verity.sources.corpus import CorpusInfo, build_corpus, corpora_root, list_corpora
 
@@ -285,26 +290,12 @@ def standin_documents(kind: str, data_dir: Path) -> StandinDocuments:
     return StandinDocuments(kind, spec.corpus, tuple(found.documents), record)
 
 
-def _write_atomic(target: Path, text: str) -> None:
-    tmp: str | None = None
-    try:
-        # Written beside the target and renamed, so a reader never sees half a file.
-        handle, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, target)
-    except OSError as exc:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-        raise DatasetError(f"cannot write the stand-in file {target}: {exc}") from exc
-
-
 def _documents_file(docs: StandinDocuments) -> Path:
     """The documents as JSONL in the cache, written once per version."""
     target = cache_path("datasets", "standins", docs.kind, f"documents-{docs.version}.jsonl")
     if not target.is_file():
         lines = [json.dumps(doc, ensure_ascii=False) for doc in docs.documents]
-        _write_atomic(target, "\n".join(lines) + "\n")
+        write_atomic(target, "\n".join(lines) + "\n", "the stand-in file")
     return target
 
 
@@ -321,7 +312,7 @@ def build_standin(kind: str, data_dir: Path, *, root: Path | None = None) -> Cor
     info = build_corpus(source, docs.corpus, root=root)
     record = {**docs.record, "documents_file": str(source)}
     # Written after the corpus: its presence says the corpus was built from these files.
-    _write_atomic(info.path / RECORD_FILE, json.dumps(record, indent=2) + "\n")
+    write_atomic(info.path / RECORD_FILE, json.dumps(record, indent=2) + "\n", "the stand-in file")
     return info
 
 

@@ -11,8 +11,6 @@ index them:
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +24,9 @@ from verity.bench.loaders.common import (
     list_field,
     map_label,
     str_field,
+    write_atomic,
 )
 from verity.domain import Claim, Evidence, Label
-from verity.errors import DatasetError
 from verity.paths import cache_path
 
 CHECK_COVID_LABELS = {
@@ -65,17 +63,7 @@ def _write_corpus(abstracts: dict[str, tuple[str, list[str]]], version: str) -> 
         json.dumps({"id": cord_id, "title": title, "text": " ".join(sentences)})
         for cord_id, (title, sentences) in abstracts.items()
     ]
-    tmp: str | None = None
-    try:
-        # Written beside the target and renamed, so a reader never sees half a file.
-        handle, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write("\n".join(lines) + "\n")
-        os.replace(tmp, target)
-    except OSError as exc:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-        raise DatasetError(f"cannot write the Check-COVID corpus to {target}: {exc}") from exc
+    write_atomic(target, "\n".join(lines) + "\n", "the Check-COVID corpus")
     return target
 
 

@@ -19,6 +19,8 @@ import datetime as dt
 import hashlib
 import io
 import json
+import os
+import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -275,3 +277,20 @@ def build_split(
         has_gold=has_gold,
         paper=paper,
     )
+
+
+def write_atomic(target: Path, text: str, what: str) -> None:
+    """Write ``text`` to ``target`` in one step; `DatasetError` naming ``what`` on failure.
+
+    Written beside the target and renamed, so a reader never sees half a file.
+    """
+    tmp: str | None = None
+    try:
+        handle, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, target)
+    except OSError as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise DatasetError(f"cannot write {what} to {target}: {exc}") from exc
