@@ -247,6 +247,8 @@ def test_poisoned_passages_reach_every_method_and_the_report_counts_citations(
     report = (tmp_path / "report.md").read_text()
     assert "| rag [guarded] | poisonedrag | 1 | 0.0 | 100.0 |" in report
     assert "| direct | poisonedrag | 1 | 0.0 | given in text (1) |" in report
+    # Accuracy per gold label names only the labels the sample has (all false here).
+    assert "| rag [guarded] | 2 | 0.0 | REFUTED 0.0 |" in report
 
     # An article-only method gets each claim as an article, the dataset mapping FAKE.
     (tmp_path / "b").mkdir()
@@ -274,3 +276,40 @@ def test_subject_for_leaves_other_examples_alone() -> None:
         "[1] Statement S. Support 0.",
         "[2] Statement S. Support 1.",
     ]
+
+
+def test_search_context_names_the_documents_of_the_statement_itself() -> None:
+    claim = Claim(text="Says X.")
+    liar = Example(id="11972", subject=claim, label=Label.REFUTED)
+    assert search_context("liar", liar).drop_documents == {"11972"}
+    # LIAR-New's ids are its own rows, not PolitiFact statement ids.
+    assert search_context("liar-new-3way", liar).drop_documents == frozenset()
+    adv = Example(
+        id="fakegpt-7",
+        subject=Claim(text="A long report."),
+        label=Label.REFUTED,
+        meta={"original_id": "7", "statement": "Says X.", "poison": ()},
+    )
+    context = search_context("advfact", adv)
+    assert context.drop_documents == {"7"} and context.subject_text == "Says X."
+    covid = Example(id="c1", subject=claim, label=Label.REFUTED, meta={"cord_id": "abc"})
+    assert search_context("check-covid", covid).drop_documents == {"abc"}
+    assert search_context("liar", liar).subject_text == "Says X."
+
+
+def test_article_only_methods_still_refuse_claims_where_fake_is_not_a_label(
+    tmp_path: Path,
+) -> None:
+    from dataclasses import replace
+
+    from verity.errors import BadInputError
+
+    split = replace(poisoned_split(), prediction_map={})
+    config = BenchConfig(dataset="advfact", methods=("zofia",), out=tmp_path)
+    with pytest.raises(BadInputError, match="does not check claims"):
+        prepare(
+            config,
+            load=lambda *a, **k: split,
+            build=lambda name, sources: ArticleOnly(),
+            sources=lambda s: [],
+        )
