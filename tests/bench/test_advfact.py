@@ -631,6 +631,19 @@ def corrupt(out: Path, index: int, change: Callable[[dict[str, Any]], None]) -> 
         ),
         (0, lambda r: r.update(claim="  "), "line 1: "),
         (0, lambda r: r.pop("claim"), "line 1: missing field 'claim'"),
+        (0, lambda r: r.update(claim="x" * 2_001), "line 1: claim has 2,001 characters"),
+        (
+            1,
+            lambda r: r["passages"][0].update(text="y" * 2_001),
+            "line 2: passage 1 has 2,001 characters",
+        ),
+        (
+            1,
+            lambda r: r.update(
+                passages=[{"id": f"{r['id']}#{j}", "text": "t"} for j in range(1, 22)]
+            ),
+            "line 2: 21 passages; at most 20",
+        ),
     ],
 )
 def test_the_loader_refuses_a_damaged_record(

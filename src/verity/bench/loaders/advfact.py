@@ -37,6 +37,10 @@ from verity.sources.poisoned import POISONED
 PACKAGED = Path(__file__).resolve().parents[1] / "data" / "advfact"
 # Article methods (ZoFia) answer REAL or FAKE: fake is false, real is true.
 ARTICLE_PREDICTIONS = {Label.REAL: Label.SUPPORTED, Label.FAKE: Label.REFUTED}
+# A build folder may come from anyone: a text longer than a claim may be (the claim
+# limit's default, `verity.limits`), or more passages than an attack plants, is refused.
+MAX_TEXT_CHARS = 2_000
+MAX_PASSAGES = 20
 BUILD_HINT = "build one with `verity adv build --model SPEC --seed N --out DIR`"
 
 
@@ -118,12 +122,16 @@ def _example(obj: Any) -> Example:
     sample_id = str_field(obj, "id")
     if sample_id != f"{attack}-{original_id}":
         raise ValueError(f"id {sample_id!r} does not match {attack}-{original_id}")
-    poison = tuple(_passage(p, sample_id, j) for j, p in enumerate(list_field(obj, "passages"), 1))
+    passages = list_field(obj, "passages")
+    if len(passages) > MAX_PASSAGES:
+        raise ValueError(f"{len(passages)} passages; at most {MAX_PASSAGES} are accepted")
+    poison = tuple(_passage(p, sample_id, j) for j, p in enumerate(passages, 1))
     if (attack == "poisonedrag") != bool(poison):
         raise ValueError(f"a {attack} sample must have {'no' if poison else 'some'} passages")
+    claim = _bounded(str_field(obj, "claim"), "claim")
     return Example(
         id=sample_id,
-        subject=Claim(text=str_field(obj, "claim")),
+        subject=Claim(text=claim),
         label=Label.REFUTED,
         meta={
             "label": "false",
@@ -145,7 +153,14 @@ def _passage(obj: Any, sample_id: str, number: int) -> Evidence:
     if passage_id != f"{sample_id}#{number}":
         raise ValueError(f"passage {number} has id {passage_id!r}, not {sample_id}#{number}")
     # POISONED is what the bench counts as a planted passage (`is_poisoned`).
-    return Evidence(text=str_field(obj, "text"), source=POISONED, id=passage_id, title="")
+    text = _bounded(str_field(obj, "text"), f"passage {number}")
+    return Evidence(text=text, source=POISONED, id=passage_id, title="")
+
+
+def _bounded(text: str, what: str) -> str:
+    if len(text) > MAX_TEXT_CHARS:
+        raise ValueError(f"{what} has {len(text):,} characters; at most {MAX_TEXT_CHARS:,}")
+    return text
 
 
 def _notes(examples: list[Example], manifest: dict[str, Any]) -> list[str]:
