@@ -43,6 +43,7 @@ MODULES = [
     "verity.methods.wkgfc.fusion",
     "verity.methods.wkgfc.reflection",
     "verity.methods.wkgfc.optimize",
+    "verity.methods.toe.prompts",
 ]
 
 
@@ -60,7 +61,7 @@ STEPS = every_step()
 
 def test_the_set_covers_every_method_package() -> None:
     prefixes = {step.name.split(".")[0] for step in STEPS}
-    assert prefixes == {"direct", "rag", "local", "zofia", "wkgfc"}
+    assert prefixes == {"direct", "rag", "local", "zofia", "wkgfc", "toe"}
     assert len(STEPS) >= 25
 
 

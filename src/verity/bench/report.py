@@ -27,6 +27,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from verity.bench.heatmap import ActionSummary, action_section, heatmap_png
 from verity.bench.metrics import OTHER, Metrics
 from verity.errors import BadInputError
 
@@ -98,6 +99,8 @@ class MethodResult:
     # Subsets of the dataset (AdvFact's two attacks): n, accuracy and, where the subset
     # was poisoned, the share of verdicts citing a poisoned passage.
     groups: Mapping[str, GroupScore] = field(default_factory=dict)
+    # ToE's search actions per claim category (its Fig. 5), where the rows counted them.
+    actions: ActionSummary | None = None
 
     def __post_init__(self) -> None:
         # report.json is strict JSON: NaN and infinity have no place in it.
@@ -108,12 +111,15 @@ class MethodResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready values, as stored under ``methods.NAME`` in ``report.json``."""
-        return {
+        out = {
             "metrics": self.metrics.to_dict(),
             "usage_per_claim": dict(self.usage_per_claim),
             "extra": dict(self.extra),
             "groups": {name: group.to_dict() for name, group in self.groups.items()},
         }
+        if self.actions is not None:
+            out["actions"] = self.actions.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, name: str, data: Mapping[str, Any]) -> MethodResult:
@@ -124,6 +130,7 @@ class MethodResult:
             usage_per_claim={k: float(v) for k, v in data["usage_per_claim"].items()},
             extra={k: float(v) for k, v in data.get("extra", {}).items()},
             groups={k: GroupScore.from_dict(v) for k, v in data.get("groups", {}).items()},
+            actions=ActionSummary.from_dict(data["actions"]) if data.get("actions") else None,
         )
 
 
@@ -138,6 +145,9 @@ def write_report(
     warnings: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
     """Write ``report.json``, ``report.md``, ``metrics.png`` and ``confusion_<method>.png``.
+
+    A result that counted ToE's search actions (``actions``) also gets
+    ``actions_<method>.png``, a heatmap per claim category, and its table in ``report.md``.
 
     ``results`` maps each method's name to its result, in the order the report lists
     them. ``paper_figures[method]["macro_f1"]``, where given, is the figure the method's
@@ -182,6 +192,15 @@ def write_report(
     files: dict[str, bytes] = {
         plot_names[name]: _png(_confusion_figure(result)) for name, result in results.items()
     }
+    counted = {name: r.actions for name, r in results.items() if r.actions is not None}
+    action_names = {name: f"actions_{_safe(name)}.png" for name in counted}
+    for name, actions in counted.items():
+        files[action_names[name]] = heatmap_png(
+            actions.shares(),
+            f"{name}, {dataset}: actions per claim category",
+            claims=actions.claims,
+            masked=actions.masked,
+        )
     files[METRICS_PNG] = _png(_metrics_figure(f"{dataset}, {setting}", results, papers))
     files[REPORT_MD] = _markdown(
         dataset=dataset,
@@ -191,6 +210,7 @@ def write_report(
         papers=papers,
         plot_names=plot_names,
         warnings=warned,
+        action_names=action_names,
     ).encode("utf-8")
     # Last, so that a new report.json means every other file is new as well.
     files[REPORT_JSON] = (
@@ -262,6 +282,7 @@ def _markdown(
     papers: Mapping[str, float],
     plot_names: Mapping[str, str],
     warnings: Mapping[str, Sequence[str]],
+    action_names: Mapping[str, str],
 ) -> str:
     sizes = sorted({result.metrics.n for result in results.values()})
     lines = [f"# Benchmark report: {_cell(dataset)}, {_cell(setting)}", ""]
@@ -319,7 +340,7 @@ def _markdown(
     lines += _group_rows(results)
     lines += ["", f"![metrics]({METRICS_PNG})", ""]
     for name, result in results.items():
-        lines += _method_section(name, result, plot_names[name])
+        lines += _method_section(name, result, plot_names[name], action_names.get(name))
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -382,7 +403,9 @@ def _standin_rows(standin: Any) -> list[str]:
     ]
 
 
-def _method_section(name: str, result: MethodResult, plot_name: str) -> list[str]:
+def _method_section(
+    name: str, result: MethodResult, plot_name: str, action_name: str | None = None
+) -> list[str]:
     m = result.metrics
     lines = [f"## {_cell(name)}", ""]
     if result.extra:
@@ -407,6 +430,8 @@ def _method_section(name: str, result: MethodResult, plot_name: str) -> list[str
     for label, row in zip(m.labels, m.confusion, strict=True):
         lines.append(f"| {label.value} | " + " | ".join(str(cell) for cell in row) + " |")
     lines += ["", f"![confusion matrix of {_cell(name)}]({plot_name})", ""]
+    if result.actions is not None and action_name is not None:
+        lines += action_section(result.actions, action_name)
     return lines
 
 

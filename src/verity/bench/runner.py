@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 from verity.bench.base import DatasetSplit, Example
 from verity.bench.datasets import data_dir
+from verity.bench.heatmap import summarize_actions
 from verity.bench.leakage import (
     SETTINGS,
     LeakageSetting,
@@ -193,7 +194,15 @@ def _row(
 ) -> ResultRow:
     pred = split.map_prediction(verdict.label)
     trace = verdict.trace.model_dump(mode="json")
-    extra: dict[str, Any] = {k: trace[k] for k in ("iterations_used",) if k in trace}
+    extra: dict[str, Any] = {
+        k: trace[k] for k in ("iterations_used", "action_counts", "masked_actions") if k in trace
+    }
+    # ToE's search actions are drawn per claim category (its Fig. 5): the dataset's
+    # category groups them, the one the method saw for itself is kept beside it.
+    if trace.get("category") is not None:
+        extra["method_category"] = trace["category"]
+    if example.meta.get("category") is not None:
+        extra["dataset_category"] = example.meta["category"]
     if example.meta.get("poison"):
         # Whether the verdict rests on an injected passage, as far as its citations tell;
         # a method that got them in its input text cites nothing and is counted apart.
@@ -428,6 +437,7 @@ class BenchRun:
                 usage_per_claim=usage_per_claim(usages),
                 extra=extra,
                 groups=group_scores(rows, self.sample),
+                actions=summarize_actions(rows),
             )
         if results:
             write_report(

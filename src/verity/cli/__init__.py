@@ -7,6 +7,7 @@ verity check --input claims.jsonl --output results.jsonl
 verity bench --dataset hover --methods direct,local --out results/hover
 verity index build docs/ --name mydocs
 verity kg load graph.nt.gz --name mygraph   # then: kg-local:mygraph
+verity train toe --stage evalnet --dataset liar-train --out runs/toe
 
 Errors are translated here, once: a verity error becomes ``error: <message>`` and its exit
 code (`verity.cli.output.exit_code`); anything else is a bug, shown as one line unless
@@ -31,6 +32,7 @@ from verity.cli.info import models, sources
 from verity.cli.optimize import optimize_command
 from verity.cli.output import exit_code, say_error
 from verity.cli.store import index_app, kg_app
+from verity.cli.train import train_command
 from verity.errors import BadInputError, VerityError
 
 app = typer.Typer(
@@ -44,6 +46,7 @@ app.command()(models)
 app.command()(sources)
 app.command("bench")(bench)
 app.command("optimize")(optimize_command)
+app.command("train")(train_command)
 app.add_typer(index_app, name="index")
 app.add_typer(kg_app, name="kg")
 app.add_typer(adv_app, name="adv")

@@ -1,0 +1,105 @@
+r"""``verity train toe``: ToE's three networks, one stage at a time.
+
+    verity train toe --stage evalnet --dataset liar-train --claims 200 --out runs/toe \
+        --source news-offline --source arxiv:offline --source factcheck:offline \
+        --source offline-wiki
+    verity train toe --stage policy ...      # needs evalnet in --out
+    verity train toe --stage aggnet ...      # needs evalnet and policy in --out
+    verity check "..." --method toe --config toe.toml    # [methods.toe] weights = "runs/toe"
+
+The claims are a seeded draw from the dataset's training split (the paper trains on LIAR
+train only, §IV-A); their ids go into each weights manifest, and a benchmark run with
+those weights leaves them out of its sample. The same command with the same ``--out``
+resumes where it stopped. ``--variant lite`` trains with the small preset.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from verity.cli.output import ConfigOpt
+from verity.errors import BadInputError
+
+STAGES = ("evalnet", "policy", "aggnet")
+
+
+def train_command(
+    method: Annotated[str, typer.Argument(help="The method to train (toe).")],
+    stage: Annotated[str, typer.Option(help="evalnet, policy or aggnet (in that order).")],
+    dataset: Annotated[str, typer.Option(help="Training dataset.")] = "liar-train",
+    claims: Annotated[int, typer.Option(min=1, help="Claims drawn from the dataset.")] = 100,
+    epochs: Annotated[int, typer.Option(min=1, help="Epochs of the evalnet/aggnet fit.")] = 30,
+    seed: Annotated[int, typer.Option(help="Seed of the draw, the split and the nets.")] = 0,
+    variant: Annotated[
+        str | None, typer.Option(help="A toe variant whose settings to train with (lite).")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Weights folder (default: under the cache).")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model spec for every role.")] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url")] = None,
+    api_key_env: Annotated[str | None, typer.Option("--api-key-env")] = None,
+    source: Annotated[
+        list[str] | None, typer.Option("--source", help="The tools' sources (repeatable).")
+    ] = None,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Train one of ToE's networks on a training split; weights with a manifest."""
+    from typing import Any
+
+    from verity.api import shared_source
+    from verity.bench.datasets import load_dataset
+    from verity.config import settings_from_options
+    from verity.llm.spec import ModelSet
+    from verity.methods.base import settings_for
+    from verity.methods.toe.method import ToeMethod
+    from verity.methods.toe.train import train_aggnet, train_evalnet
+    from verity.methods.toe.train_policy import train_policy
+    from verity.methods.toe.weights import default_folder
+    from verity.render import clean
+
+    if method != "toe":
+        raise BadInputError(f"only toe has networks to train, not {method!r}")
+    if stage not in STAGES:
+        raise BadInputError(f"--stage must be one of {', '.join(STAGES)}, not {stage!r}")
+    name = f"toe/{variant}" if variant else "toe"
+    settings = settings_from_options(
+        config, model=model, base_url=base_url, api_key_env=api_key_env, sources=source
+    )
+    split = load_dataset(dataset, data_dir=data_dir)
+    if claims > len(split.examples):
+        raise BadInputError(f"{dataset} has {len(split.examples)} examples, fewer than {claims}")
+    drawn = random.Random(seed).sample(list(split.examples), claims)
+    folder = out or default_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    models = ModelSet.from_settings(settings.model, settings.roles)
+    sources = [shared_source(s) for s in settings.sources]
+    options = settings_for(name, settings.methods)
+
+    def make(**overrides: Any) -> ToeMethod:
+        merged = {**options, "weights": str(folder), **overrides}
+        return ToeMethod(models=models, sources=sources, **merged)
+
+    def progress(message: str) -> None:
+        typer.echo(clean(message), err=True)
+
+    data = split.name
+    if stage == "evalnet":
+        figures = train_evalnet(
+            make, drawn, folder, dataset=data, seed=seed, epochs=epochs, progress=progress
+        )
+    elif stage == "policy":
+        figures = train_policy(make, drawn, folder, dataset=data, seed=seed, progress=progress)
+    else:
+        figures = train_aggnet(
+            make, drawn, folder, dataset=data, seed=seed, epochs=epochs, progress=progress
+        )
+    for key, value in figures.items():
+        shown = f"{value:.4f}" if isinstance(value, float) else str(value)
+        typer.echo(f"{key}: {shown}")
+    typer.echo(f"weights: {folder / (stage + '.pt')}")
