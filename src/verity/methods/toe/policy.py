@@ -30,11 +30,10 @@ from torch import nn
 
 from verity.errors import BadInputError, ConfigError
 
-# §III-B: "the current state s_t", 29 dimensions (layout in spec §4).
-STATE_DIM = 29
-# §III-B lists the eight actions in this order; the last one ends the episode.
-ACTIONS = ("web", "counter", "arxiv", "wiki", "social", "factcheck", "reddit", "stop")
-STOP = ACTIONS.index("stop")
+# The 29-number state (§III-B) and the eight actions in §III-B's order, the last one
+# ending the episode, are defined with the other layouts in `features`.
+from verity.methods.toe.features import ACTIONS, STATE_DIM, STOP
+
 # §III-B: hidden layers 128, 128 and 64. The activation is not stated (spec §4 PROPOSAL: ReLU).
 HIDDEN = (128, 128, 64)
 
