@@ -285,6 +285,10 @@ def test_trained_weights_replace_the_judge_and_the_heuristic(tmp_path: Path) -> 
     trace = _trace(method.verify(CLAIM))
     assert "Judgement" not in script.asked  # the network scores every node
     assert set(trace["weights_used"]) == {"evalnet", "policy", "aggnet"}
+    # The untrained networks are undecided (r near 0.5): the root's sub-claims are reached
+    # and the aggregation network, not the rule, combines them.
+    root = trace["tree"][0]
+    assert trace["iterations_used"] == 3 and root["aggregated_by"] == "network"
     rewards = [a["reward"] for n in trace["tree"] for a in n["actions"] if a["tool"] != "stop"]
     assert rewards and all(r is not None for r in rewards)  # Eq. 5 needs the network
     # A variant still forces its component.
@@ -304,3 +308,11 @@ def test_a_tampered_weights_file_is_refused(tmp_path: Path) -> None:
 def test_asking_for_a_network_without_weights_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="verity train toe"):
         _toe(Script(lambda _: (0.5, 0.5)), policy="network")
+
+
+def test_a_search_brings_at_most_three_results_whatever_the_sources() -> None:
+    # Two web sources answer the same search: §IV-A's cap holds for the search, not per source.
+    sources = [ListSource("news"), ListSource("ddgs")]
+    trace = _trace(_toe(Script(lambda _: (0.1, 0.9)), sources=sources).verify(CLAIM))
+    first = trace["tree"][0]["actions"][0]
+    assert first["tool"] == "web" and first["found"] == 3
