@@ -23,37 +23,11 @@ import time
 import torch
 
 from verity.methods.toe.features import CATEGORIES
-from verity.methods.toe.grpo import GrpoSettings, GrpoTrainer, Step, Trajectory
-from verity.methods.toe.policy import ACTIONS, STATE_DIM, STOP, PolicyNet, act
+from verity.methods.toe.grpo import GrpoSettings, GrpoTrainer
+from verity.methods.toe.policy import PolicyNet
+from verity.methods.toe.simulator import BEST, episode, greedy
 
-# One best tool per category (in CATEGORIES' order), distinct so that each row tests one.
-BEST = ("factcheck", "arxiv", "reddit", "wiki", "social", "web")
-ALL = [True] * len(ACTIONS)
 TAB_I_LR = 1e-5
-
-
-def state(category: int, t: int) -> list[float]:
-    s = [0.0] * STATE_DIM
-    s[category] = 1.0
-    s[14] = s[15] = t / 5  # searches / 5, and / the step budget (also 5 here)
-    return s
-
-
-def episode(policy: PolicyNet, category: int, rng: random.Random, gen: torch.Generator):
-    best, steps = ACTIONS.index(BEST[category]), []
-    for t in range(rng.randint(1, 3)):
-        s = state(category, t)
-        action, logprob, _ = act(policy, s, ALL, greedy=False, generator=gen)
-        reward = 0.0 if action == STOP else 1.0 if action == best else -0.1
-        steps.append(Step(s, ALL, action, logprob, reward))
-        if action == STOP:
-            break
-    return Trajectory(steps, key=CATEGORIES[category])
-
-
-def greedy(policy: PolicyNet) -> list[tuple[str, float]]:
-    chosen = [act(policy, state(c, 0), ALL, greedy=True) for c in range(len(CATEGORIES))]
-    return [(ACTIONS[a], probs[a]) for a, _, probs in chosen]
 
 
 def run(seed: int, updates: int, lr: float) -> dict:

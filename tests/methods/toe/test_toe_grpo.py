@@ -24,11 +24,9 @@ from verity.methods.toe.grpo import (
     grpo_loss,
     make_batch,
 )
-from verity.methods.toe.policy import ACTIONS, STATE_DIM, STOP, PolicyNet, act
+from verity.methods.toe.policy import ACTIONS, PolicyNet
+from verity.methods.toe.simulator import ALL, BEST, episode, greedy, state
 
-ALL = [True] * len(ACTIONS)
-# The simulator's best tool per category (state dims 0-5 are the category one-hot).
-BEST = ("factcheck", "arxiv", "reddit", "wiki", "social", "web")
 # Tab. I's lr is 1e-5; at that rate the simulator needs far more updates than a unit test
 # can afford (bench/toe_simulator.py shows both), so the tests use 1e-3.
 FAST = GrpoSettings(lr=1e-3)
@@ -41,28 +39,6 @@ def one_thread() -> Iterator[None]:
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
-
-
-def state(category: int, t: int = 0) -> list[float]:
-    s = [0.0] * STATE_DIM
-    s[category] = 1.0
-    s[14] = s[15] = t / 5  # searches / 5, and / the step budget (also 5 here)
-    return s
-
-
-def episode(
-    policy: PolicyNet, category: int, rng: random.Random, gen: torch.Generator
-) -> Trajectory:
-    """1-3 steps: +1 for the category's best tool, -0.1 for another, 0 for stopping."""
-    best, steps = ACTIONS.index(BEST[category]), []
-    for t in range(rng.randint(1, 3)):
-        s = state(category, t)
-        action, logprob, _ = act(policy, s, ALL, greedy=False, generator=gen)
-        reward = 0.0 if action == STOP else 1.0 if action == best else -0.1
-        steps.append(Step(s, ALL, action, logprob, reward))
-        if action == STOP:
-            break
-    return Trajectory(steps, key=f"claim-{category}")
 
 
 def train(
@@ -84,11 +60,6 @@ def train(
 
 def num(value: torch.Tensor) -> float:
     return float(value.detach())
-
-
-def greedy(policy: PolicyNet) -> list[tuple[str, float]]:
-    chosen = [act(policy, state(c), ALL, greedy=True) for c in range(6)]
-    return [(ACTIONS[a], probs[a]) for a, _, probs in chosen]
 
 
 def test_tab_1_constants() -> None:
