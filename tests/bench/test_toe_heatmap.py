@@ -363,3 +363,20 @@ def test_a_run_whose_traces_count_no_actions_has_no_heatmap(tmp_path: Path) -> N
     assert rows[0].extra["dataset_category"] in CATEGORIES
     assert not list(tmp_path.glob("actions_*.png"))
     assert "Actions per claim category" not in (tmp_path / "report.md").read_text()
+
+
+def test_a_variant_that_is_not_the_papers_is_named_in_the_header(tmp_path: Path) -> None:
+    from verity.bench.report import _variant_rows
+
+    rows = _variant_rows(
+        {
+            "toe": {"variant_kind": "paper"},
+            "toe/rule-agg": {"variant_kind": "component variant (verity's, not a paper ablation)"},
+            "direct": {"method": "direct"},
+            "toe/x|y": {"variant_kind": "paper ablation (Table III)"},
+        }
+    )
+    assert rows == [
+        "| variant | toe/rule-agg: component variant (verity's, not a paper ablation) |",
+        "| variant | toe/x\\|y: paper ablation (Table III) |",
+    ]

@@ -301,6 +301,7 @@ def _markdown(
         f"| code version | {_cell(_text(manifest.get('code_version')))} |",
         *_standin_rows(manifest.get("web_standin")),
         *_substitution_rows(manifest.get("substitutions")),
+        *_variant_rows(manifest.get("methods")),
         "",
         "Scores in percent; macro-F1 with its bootstrap 95% interval. Cost is the mean per "
         "claim; calls on the critical path are those that stood one after another, seconds "
@@ -379,6 +380,22 @@ def _group_rows(results: Mapping[str, MethodResult]) -> list[str]:
                 f"| {_cell(name)} | {_cell(group)} | {score.n} | {_pct(score.accuracy)} | {cited} |"
             )
     return lines
+
+
+def _variant_rows(methods: Any) -> list[str]:
+    """A row per method whose configuration says it is not the paper's method as run.
+
+    A method may say so in ``variant_kind`` (ToE: a Table III ablation, or a component
+    variant of verity's that the paper never ran), so that no reader takes it for the
+    paper's own ablation.
+    """
+    if not isinstance(methods, Mapping):
+        return []
+    return [
+        f"| variant | {_cell(str(name))}: {_cell(str(config['variant_kind']))} |"
+        for name, config in methods.items()
+        if isinstance(config, Mapping) and config.get("variant_kind", "paper") != "paper"
+    ]
 
 
 def _substitution_rows(substitutions: Any) -> list[str]:
