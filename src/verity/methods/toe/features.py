@@ -14,20 +14,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel
 
-# §III-B lists "historical, scientific, or political" as examples; Fig. 5 has six rows,
-# which are taken as the full set (the paper never lists it).
-CATEGORIES = ("political", "scientific", "health", "historical", "celebrity", "other")
-# §III-B: the claim's "geographic scope"; the values are silent, these are verity's.
-LOCALES = ("local", "national", "international")
 # §III-B: recent event, historical fact, factual statement, opinion, prediction.
 FLAGS = ("recent_event", "historical_fact", "factual_statement", "opinion", "prediction")
 
+# §III-B lists "historical, scientific, or political" as examples; Fig. 5 has six rows,
+# which are taken as the full set (the paper never lists it).
 Category = Literal["political", "scientific", "health", "historical", "celebrity", "other"]
+# §III-B: the claim's "geographic scope"; the values are silent, these are verity's.
 Locale = Literal["local", "national", "international"]
+CATEGORIES: tuple[str, ...] = get_args(Category)
+LOCALES: tuple[str, ...] = get_args(Locale)
 StanceName = Literal["support", "refute", "neutral"]
 
 # The 8 tools of §III-B in the paper's order; "counter" is the counter-evidence web search.

@@ -8,7 +8,7 @@ length limit (the embedded backend turns the schema into a grammar, see
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -17,15 +17,6 @@ from verity.methods.common import Confidence
 from verity.methods.toe.features import Category, Locale, StanceName
 
 # §III-D's verification dimensions; a decomposition uses each at most once.
-DIMENSIONS = (
-    "geographic accuracy",
-    "entity identity",
-    "core event",
-    "causal relationship",
-    "source credibility",
-    "quantitative accuracy",
-    "contextual background",
-)
 Dimension = Literal[
     "geographic accuracy",
     "entity identity",
@@ -35,6 +26,7 @@ Dimension = Literal[
     "quantitative accuracy",
     "contextual background",
 ]
+DIMENSIONS: tuple[str, ...] = get_args(Dimension)
 
 
 class NodeAnalysis(BaseModel):

@@ -77,7 +77,7 @@ def _line(node: Node) -> str:
         else node.status
     )
     tools = ", ".join(a.tool for a in node.actions) or "none"
-    stances = ", ".join(f"{i.stance} ({md(i.ref)[:80]})" for i in node.episode.items[:10])
+    stances = ", ".join(f"{i.stance} ({md(i.ref[:80])})" for i in node.episode.items[:10])
     lines = [f"{indent}- **{head}**: {md(node.text)}  ", f"{indent}  {scores}; tools: {tools}"]
     if stances:
         lines.append(f"{indent}  evidence: {stances}")
