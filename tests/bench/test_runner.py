@@ -153,6 +153,17 @@ def test_claim_only_methods_refuse_article_datasets(tmp_path: Path) -> None:
 OUTER_LIMIT = 3600
 
 
+def count_stored(path: Path) -> int:
+    """Results in a store that another process is writing: it may not have its tables yet."""
+    if not path.exists():
+        return 0
+    with sqlite3.connect(path) as db:
+        try:
+            return int(db.execute("SELECT count(*) FROM results").fetchone()[0])
+        except sqlite3.OperationalError:  # the file is there, its schema not yet
+            return 0
+
+
 @pytest.mark.integration
 def test_a_killed_run_resumes_without_loss_or_duplicates(tmp_path: Path) -> None:
     """The real command with the embedded model, killed with SIGKILL mid-run, then rerun."""
@@ -178,17 +189,15 @@ def test_a_killed_run_resumes_without_loss_or_duplicates(tmp_path: Path) -> None
     # Waits for an event (two results stored), not for a time: a loaded machine is slow,
     # not wrong. The outer limit only stops a run that hangs.
     deadline = time.monotonic() + OUTER_LIMIT
-    count = 0
-    while time.monotonic() < deadline and proc.poll() is None:
-        if (out / "results.sqlite").exists():
-            with sqlite3.connect(out / "results.sqlite") as db:
-                count = db.execute("SELECT count(*) FROM results").fetchone()[0]
-            if count >= 2:
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            if count_stored(out / "results.sqlite") >= 2:
                 break
-        time.sleep(0.05)
-    assert proc.poll() is None, "the run ended before it could be killed"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run ended before it could be killed"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
     with sqlite3.connect(out / "results.sqlite") as db:
         before = dict(db.execute("SELECT example_id, coalesce(pred, error) FROM results"))
     assert 2 <= len(before) < 5
