@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from verity.api import acheck, check, load_method
-    from verity.domain import Article, Claim, Evidence, Label, Usage, Verdict
+    from verity.domain import Article, Claim, Event, Evidence, Label, Usage, Verdict
     from verity.errors import VerityError
 
 # Each public name and the module that defines it. They are imported on first use, not
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 _HOMES = {
     "Article": "verity.domain",
     "Claim": "verity.domain",
+    "Event": "verity.domain",
     "Evidence": "verity.domain",
     "Label": "verity.domain",
     "Usage": "verity.domain",
@@ -34,6 +35,7 @@ _HOMES = {
 __all__ = [
     "Article",
     "Claim",
+    "Event",
     "Evidence",
     "Label",
     "Usage",

@@ -4,6 +4,7 @@ import verity
 verdict = verity.check("The Eiffel Tower is in Paris.")
 verdict = verity.check("...", method="direct", model="openai:gpt-4o-mini")
 verdict = verity.check(verity.Article(title="...", text="..."))   # zofia: the article default
+verdict = verity.check("...", on_event=lambda e: print(e.message))  # live progress
 method = verity.load_method("rag", model="local", sources=("offline-wiki",), k=3)
 
 With no method named, a claim is checked by ``rag`` and an article by ``zofia``.
@@ -18,9 +19,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from verity import events
 from verity.config import Settings
 from verity.domain import Article, Claim, Verdict
 from verity.errors import BadInputError
+from verity.events import Listener
 from verity.limits import Limits, check_subject_size
 from verity.llm.spec import ModelSet, ModelSettings
 from verity.methods.base import Method, method_class, method_names, settings_for
@@ -137,16 +140,19 @@ def check(
     model: str | ModelSettings = "local",
     base_url: str | None = None,
     sources: Sequence[str] = ("offline-wiki",),
+    on_event: Listener | None = None,
     **config: Any,
 ) -> Verdict:
     """Check one claim (or article) and return the verdict with its evidence and trace.
 
-    ``method`` None is ``rag`` for a claim and ``zofia`` for an article.
+    ``method`` None is ``rag`` for a claim and ``zofia`` for an article. ``on_event`` is
+    called with each `Event` of the check as it happens (`verity.events`).
     """
     target = as_subject(subject)
     name = resolve_method(method, type(target))
     built = load_method(name, model=model, base_url=base_url, sources=sources, **config)
-    return built.verify(target)
+    with events.listening(on_event):
+        return built.verify(target)
 
 
 async def acheck(
@@ -156,10 +162,12 @@ async def acheck(
     model: str | ModelSettings = "local",
     base_url: str | None = None,
     sources: Sequence[str] = ("offline-wiki",),
+    on_event: Listener | None = None,
     **config: Any,
 ) -> Verdict:
     """Async twin of `check`."""
     target = as_subject(subject)
     name = resolve_method(method, type(target))
     built = load_method(name, model=model, base_url=base_url, sources=sources, **config)
-    return await built.averify(target)
+    with events.listening(on_event):
+        return await built.averify(target)

@@ -191,6 +191,42 @@ class Trace(BaseModel):
     retrievals: tuple[Retrieval, ...] = ()
 
 
+EventKind = Literal["check.start", "check.end", "call.start", "call.end", "retrieval", "milestone"]
+# A milestone's details: flat, so a status line, a log and a web page can show them as is.
+EventData = dict[str, str | int | float | bool | None]
+
+
+class Event(_Frozen):
+    """One step of a running check, as it happens: the progress a watcher sees.
+
+    ``seq`` orders a check's events from 1; ``at`` is seconds since the check began.
+    The generic kinds carry their own fields: a model call its ``step``, ``role`` and, when
+    it ends, ``tokens``, ``seconds`` and ``cached``; a retrieval its ``source``, ``query``
+    and ``results``; the check's end its ``label``. A milestone is a method's own step
+    (``name`` such as ``local.iteration``) with flat ``data``. ``message`` is one line for
+    people, made from these fields.
+    """
+
+    seq: int = Field(ge=1)
+    kind: EventKind
+    at: float = Field(ge=0.0)
+    message: str
+    method: str | None = None
+    step: str | None = None
+    role: str | None = None
+    model: str | None = None
+    tokens: int | None = None
+    seconds: float | None = None
+    cached: bool | None = None
+    source: str | None = None
+    query: str | None = None
+    results: int | None = None
+    error: str | None = None
+    label: str | None = None
+    name: str | None = None
+    data: EventData = Field(default_factory=dict)
+
+
 class Verdict(_Frozen):
     """A method's decision about a claim or article, with the evidence and trace behind it."""
 

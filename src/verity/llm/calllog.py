@@ -10,8 +10,8 @@ from __future__ import annotations
 import threading
 from typing import Any, TypeVar
 
-from verity import schedule
-from verity.domain import ModelCall, Retrieval, Trace, Usage
+from verity import events, schedule
+from verity.domain import EventData, ModelCall, Retrieval, Trace, Usage
 
 T = TypeVar("T")
 Place = tuple[int, ...]
@@ -23,9 +23,13 @@ class CallLog:
     Within a tracked check (`verity.schedule`) records are kept in the order a sequential
     run makes them, even when independent steps ran at once; elsewhere in the order they
     arrive.
+
+    It also reports each call and retrieval as a live event (`verity.events`) to whoever
+    listened where it was made, and the method's own milestones.
     """
 
     def __init__(self) -> None:
+        self._sink = events.current()
         self._lock = threading.Lock()
         self._calls: list[tuple[Place, ModelCall]] = []
         self._retrievals: list[tuple[Place, Retrieval]] = []
@@ -44,12 +48,50 @@ class CallLog:
         place = self._place(call.usage.llm_calls)
         with self._lock:
             self._calls.append((place, call))
+        if self._sink is not None:
+            tokens = call.usage.prompt_tokens + call.usage.completion_tokens
+            seconds = call.usage.seconds
+            note = " (cached)" if call.cached else f", {tokens} tokens, {seconds:.1f} s"
+            self._sink.emit(
+                "call.end",
+                f"{call.step} answered{note}",
+                step=call.step,
+                role=call.role,
+                model=call.model,
+                tokens=tokens,
+                seconds=round(seconds, 3),
+                cached=call.cached,
+            )
+
+    def call_started(self, step: str, role: str, model: str) -> None:
+        """Report a model call as it is sent (it is recorded when it ends)."""
+        if self._sink is not None:
+            self._sink.emit(
+                "call.start", f"{step}: asking the model", step=step, role=role, model=model
+            )
+
+    def milestone(self, name: str, message: str, **data: str | int | float | bool | None) -> None:
+        """Report a step of the method's own (``local.iteration``, ``zofia.round``)."""
+        if self._sink is not None:
+            details: EventData = dict(data)
+            self._sink.emit("milestone", message, name=name, data=details)
 
     def add_retrieval(self, retrieval: Retrieval) -> None:
         """Record one source query."""
         place = self._place(0)
         with self._lock:
             self._retrievals.append((place, retrieval))
+        if self._sink is not None:
+            found = len(retrieval.results)
+            outcome = f"failed: {retrieval.error}" if retrieval.error else f"{found} result(s)"
+            self._sink.emit(
+                "retrieval",
+                f"{retrieval.source}: {retrieval.query!r}, {outcome}",
+                source=retrieval.source,
+                query=retrieval.query,
+                results=found,
+                error=retrieval.error,
+            )
 
     @property
     def calls(self) -> tuple[ModelCall, ...]:

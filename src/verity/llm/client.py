@@ -244,6 +244,8 @@ class ModelClient:
         when an answer is over `answer_cap`.
         """
         talk = self._exchange(messages, step, schema, params)
+        if log is not None:
+            log.call_started(step, self.role, self.backend.model)
         while True:
             raw, key = self._complete_cached(talk.convo, talk.params, talk.json_schema)
             checked = self._receive(talk, raw, key, schema)
@@ -283,6 +285,8 @@ class ModelClient:
     ) -> Completion[T]:
         """Async twin of `chat`."""
         talk = self._exchange(messages, step, schema, params)
+        if log is not None:
+            log.call_started(step, self.role, self.backend.model)
         while True:
             raw, key = await self._acomplete_cached(talk.convo, talk.params, talk.json_schema)
             checked = self._receive(talk, raw, key, schema)

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from verity import schedule
+from verity import events, schedule
 from verity.domain import Article, Claim, Evidence, Verdict
 from verity.errors import ConfigError, UnknownNameError
 from verity.llm.spec import ModelSet
@@ -109,6 +109,7 @@ class MethodBase:
     ) -> Verdict:
         """The verdict, for callers that run an event loop."""
         started = time.perf_counter()
+        events.check_started(self.name, _shown(subject))
         with schedule.tracked(parallel=self.runs_parallel()) as lane:
             verdict = await self.check(subject, evidence)
             wall = time.perf_counter() - started
@@ -119,6 +120,7 @@ class MethodBase:
                     "non_model_seconds": min(wall, lane.idle_seconds),
                 }
             )
+        events.check_ended(self.name, verdict.label, wall)
         return verdict.model_copy(update={"usage": usage})
 
     def runs_parallel(self) -> bool:
@@ -126,6 +128,13 @@ class MethodBase:
         if self.config.parallel is not None:
             return self.config.parallel
         return not any(client.one_at_a_time for client in self.models.clients())
+
+
+def _shown(subject: Claim | Article) -> str:
+    """A subject in a progress line: the claim, or the article's title, else its opening."""
+    if isinstance(subject, Claim):
+        return repr(subject.text)
+    return repr(subject.title or subject.text[:80])
 
 
 def run_sync(work: Coroutine[Any, Any, T]) -> T:
