@@ -11,7 +11,7 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=O
 LLAMA_VERSION ?= 0.3.36
 STAMP := $(VENV)/.installed
 
-.PHONY: install check test lint typecheck unit bench clean
+.PHONY: install browser check test lint typecheck unit bench clean
 
 install: $(STAMP)
 
@@ -23,8 +23,14 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 	$(BIN)/python -c "import llama_cpp" 2>/dev/null || \
 		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" FORCE_CMAKE=1 \
 		$(BIN)/pip install --quiet "llama-cpp-python[server]==$(LLAMA_VERSION)"
-	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev,web,serve]"
+	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev,web,serve,service,ray]"
 	touch $(STAMP)
+
+# The web UI's tests drive a real headless Chromium: Debian's package, installed where it is
+# missing (Playwright's own browser download needs a network the test machines lack).
+browser:
+	command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
 check: install
 	$(BIN)/verity check "$(CLAIM)"
@@ -39,7 +45,7 @@ typecheck: install
 unit: install
 	$(BIN)/python -m pytest -m "not integration and not live"
 
-test: install lint typecheck
+test: install browser lint typecheck
 	$(BIN)/python -m pytest
 
 bench: install
