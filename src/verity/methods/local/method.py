@@ -197,6 +197,12 @@ class LocalMethod(MethodBase):
         errors: list[str] = []
         while not updater.done:
             index = updater.iterations
+            log.milestone(
+                "local.iteration",
+                f"iteration {index + 1} of {cfg.max_iterations}",
+                iteration=index + 1,
+                of=cfg.max_iterations,
+            )
             solution: Solution | None = None
             try:
                 solution = await self._solve(claim, setting, evidence or (), index, log)
@@ -207,6 +213,11 @@ class LocalMethod(MethodBase):
                 # iteration is spent; the counts already earned stay (3.2.5).
                 updater.failed()
                 errors.append(str(exc))
+                log.milestone(
+                    "local.failed",
+                    f"iteration {index + 1} gave no evaluated solution",
+                    iteration=index + 1,
+                )
                 record: dict[str, Any] = {"iteration": index + 1, "error": str(exc)}
                 if solution is not None:
                     record |= solution_record(solution)
@@ -214,6 +225,15 @@ class LocalMethod(MethodBase):
                 continue
             p_l = judged_p_l(judged, solution.v)
             step = updater.update(v=solution.v, p_l=p_l, p_c=judged.conflict)
+            log.milestone(
+                "local.evaluated",
+                f"iteration {index + 1}: v = {str(solution.v).lower()}, {step.accepted} of "
+                f"{step.evaluators} evaluator(s) accept" + (", final" if step.final else ""),
+                iteration=index + 1,
+                v=solution.v,
+                accepted=step.accepted,
+                final=step.final,
+            )
             solutions[index + 1] = solution
             iterations.append(evaluated_record(index, solution, judged, step))
         try:
@@ -270,6 +290,12 @@ class LocalMethod(MethodBase):
         log: CallLog,
     ) -> Solution:
         program, sent = await self._decompose(claim, index, log)
+        log.milestone(
+            "local.program",
+            f"program of {len(program.subtasks)} sub-task(s)",
+            iteration=index + 1,
+            subtasks=len(program.subtasks),
+        )
         answers: dict[str, str] = {}
         done: dict[str, SubTaskResult] = {}
         for wave in waves(program.subtasks):
@@ -311,6 +337,14 @@ class LocalMethod(MethodBase):
                 evidence=shown,
                 statement=text,
             )
+            log.milestone(
+                "local.subtask",
+                f"iteration {index + 1}: fact {task.var} judged {str(fact.answer).lower()}",
+                iteration=index + 1,
+                subtask=task.var,
+                kind="fact",
+                answer=fact.answer,
+            )
             return SubTaskResult(task.var, "fact", text, fact.answer, fact.reason, passages)
         qa = await agents.ANSWER_QUESTION.arun(
             self.agents["question_answerer"],
@@ -320,6 +354,13 @@ class LocalMethod(MethodBase):
             question=text,
         )
         answer = qa.answer.strip() or "(no answer)"
+        log.milestone(
+            "local.subtask",
+            f"iteration {index + 1}: question {task.var} answered",
+            iteration=index + 1,
+            subtask=task.var,
+            kind="question",
+        )
         return SubTaskResult(task.var, "question", text, answer, "", passages)
 
     async def _decompose(self, claim: Claim, index: int, log: CallLog) -> tuple[Program, int]:

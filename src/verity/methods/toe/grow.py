@@ -116,6 +116,14 @@ async def grow(
         if node is None:
             grown.stop = "queue empty"
             break
+        # Every iteration that gets this far adds one entry to the history.
+        log.milestone(
+            "toe.node",
+            f"iteration {len(grown.history) + 1}: node {node.id} at depth {node.depth}",
+            iteration=len(grown.history) + 1,
+            node=node.id,
+            depth=node.depth,
+        )
         await analyse(node, analyst, log)
         docs, records = await agent.run(node, claim, log)
         grown.documents += (
@@ -130,7 +138,14 @@ async def grow(
             )
         node.v_self, node.r_self, node.status = belief.v, belief.r, "evaluated"
         if needs_expansion(node, thresholds) and node.depth < config.max_depth:
-            tree.add_children(node, await decompose(node, decomposer, log))
+            parts = await decompose(node, decomposer, log)
+            log.milestone(
+                "toe.decomposition",
+                f"node {node.id}: {len(parts)} sub-claim(s)",
+                node=node.id,
+                subclaims=len(parts),
+            )
+            tree.add_children(node, parts)
         aggregate_tree(tree, aggnet, config.self_weight)
         tree.prune(thresholds)
         root = tree.root
@@ -142,4 +157,7 @@ async def grow(
         if decisive(root.v, root.r, thresholds):
             grown.stop = "root decisive"
             break
+    log.milestone(
+        "toe.stop", f"stopped: {grown.stop}", reason=grown.stop, iterations=len(grown.history)
+    )
     return grown

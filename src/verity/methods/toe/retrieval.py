@@ -112,6 +112,7 @@ class RetrievalAgent:
             state = retrieval_state(features, episode, r_now, self.max_steps)
             action, logprob = self.chooser(node, state, allowed, belief.r if belief else None)
             tool = ACTIONS[action]
+            log.milestone("toe.action", f"node {node.id}: {tool}", node=node.id, action=tool)
             if action == STOP:
                 node.actions.append(Action(tool="stop", reward=0.0 if belief else None))
                 records.append(StepRecord(state, allowed, action, logprob, 0.0))

@@ -129,6 +129,9 @@ async def run_policy(
             )  # fmt: skip
             continue
         chosen = str(act.model_dump()["action"])
+        log.milestone(
+            "wkgfc.action", f"step {used + 1}: {chosen}", step=used + 1, action=chosen, forced=False
+        )
         record: dict[str, Any] = {"action": chosen, "reason": getattr(act, "reasoning", "")}
         if chosen == "verdict":
             record.update(summary="ready to decide", taken=True, new=0)
@@ -154,6 +157,13 @@ async def run_policy(
             )  # fmt: skip
         episode.actions.append(record)
     episode.forced = True
+    log.milestone(
+        "wkgfc.action",
+        f"step limit of {max_steps} reached: verdict forced",
+        step=max_steps,
+        action="verdict",
+        forced=True,
+    )
     episode.actions.append(
         {"action": "verdict", "reason": "step limit reached", "summary": "forced",
          "taken": True, "new": 0}

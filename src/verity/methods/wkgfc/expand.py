@@ -143,6 +143,14 @@ async def expand_hop(
         sub.frontier = [q for q in sub.frontier if q not in chosen]
     sub.expanded.update(chosen)
     sub.hops += 1
+    beam.log.milestone(
+        "wkgfc.hop",
+        f"hop {record['hop']} from {len(chosen)} entities: {len(record['kept'])} new fact(s)",
+        hop=record["hop"],
+        entities=len(chosen),
+        kept=len(record["kept"]),
+        stopped="stopped" in record,
+    )
     return record
 
 

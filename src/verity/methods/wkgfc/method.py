@@ -195,7 +195,15 @@ class WkgfcMethod(MethodBase):
             if found is None:
                 found = await coarse(search_with, query)
             lines = await asyncio.to_thread(self._fact_lines, episode.sub, claim.text)
-            return await absorb(await fine(search_with, found, lines))
+            found = await absorb(await fine(search_with, found, lines))
+            log.milestone(
+                "wkgfc.search",
+                f"web search: {len(found.kept)} of {found.found} passage(s) kept",
+                found=found.found,
+                kept=len(found.kept),
+                failed=found.error is not None,
+            )
+            return found
 
         async def facts() -> str:
             shown = await asyncio.to_thread(self._prompt_facts, ACT, claim.text, episode, web_facts)

@@ -170,6 +170,9 @@ async def run_debate(
     """
     debate = Debate(max_rounds=max_rounds)
     for round_ in range(1, max_rounds + 1):
+        log.milestone(
+            "zofia.round", f"debate round {round_} of {max_rounds}", round=round_, of=max_rounds
+        )
         for side, model in (("pro", pro), ("con", con)):
             try:
                 said = await DEBATER.arun(
@@ -204,6 +207,7 @@ async def run_debate(
             failures.append({"agent": f"judge, round {round_}", "error": str(exc)})
             ruling = Ruling(round_, "Insufficient", defaulted=True)
         debate.rulings.append(ruling)
+        _announce(ruling, log, final=last or ruling.decision != "Insufficient")
         if ruling.decision != "Insufficient":
             break
     return debate
@@ -219,4 +223,27 @@ async def judge_without_debate(
         params=_params(judge, FORCED_JUDGE.name, max_tokens),
         material=material,
     )
-    return Ruling(0, RULINGS[said.ruling], forced=True)
+    ruling = Ruling(0, RULINGS[said.ruling], forced=True)
+    _announce(ruling, log, final=True)
+    return ruling
+
+
+def _announce(ruling: Ruling, log: CallLog, *, final: bool) -> None:
+    """The judge's answer as a progress milestone (``zofia.ruling``)."""
+    if ruling.forced:
+        said = f"judge, without a debate: {ruling.decision}"
+    elif final:
+        said = f"judge after round {ruling.round}: {ruling.decision}"
+    else:
+        said = f"judge after round {ruling.round}: go on" + (
+            " (no valid answer)" if ruling.defaulted else ""
+        )
+    log.milestone(
+        "zofia.ruling",
+        said,
+        round=ruling.round,
+        decision=ruling.decision,
+        final=final,
+        forced=ruling.forced,
+        defaulted=ruling.defaulted,
+    )

@@ -587,6 +587,12 @@ class ZofiaMethod(MethodBase):
         terms, contexts, record, mode = await self._query(
             sentences, block, extracted, log, said["query"]
         )
+        log.milestone(
+            "zofia.keywords",
+            f"{len(terms)} search term(s) by {record['construction']}",
+            count=len(terms),
+            construction=str(record["construction"]),
+        )
         web, wiki = await asyncio.to_thread(
             self._retrieve, article, terms, contexts, mode, given, log
         )
@@ -618,6 +624,13 @@ class ZofiaMethod(MethodBase):
                 failures.append({"agent": f"linguist {name}", "error": answer})
             else:
                 judged[name] = answer
+        log.milestone(
+            "zofia.agent",
+            f"linguist: {len(judged)} of {len(names)} dimensions judged",
+            agent="linguist",
+            ok=bool(judged),
+            judged=len(judged),
+        )
         return judged
 
     async def _triage(
@@ -653,7 +666,11 @@ class ZofiaMethod(MethodBase):
             )
         except ModelOutputError as exc:
             failures.append({"agent": "domain expert", "error": str(exc)})
+            log.milestone(
+                "zofia.agent", "domain expert: no valid report", agent="domain expert", ok=False
+            )
             return None
+        log.milestone("zofia.agent", "domain expert reported", agent="domain expert", ok=True)
         return {**choice.model_dump(), **judged.model_dump()}
 
     async def _extract(
@@ -679,7 +696,7 @@ class ZofiaMethod(MethodBase):
     ) -> list[CheckedClaim]:
         subs = [s for s in extracted.sub_claims if s.strip()]
         claims = [(extracted.core_claim, "core"), *((s, "sub") for s in subs)]
-        return await verify_claims(
+        checked = await verify_claims(
             claims,
             passages,
             encoder=self._encoder(),
@@ -691,6 +708,14 @@ class ZofiaMethod(MethodBase):
             log=log,
             failures=failures,
         )
+        log.milestone(
+            "zofia.agent",
+            f"claim verifier: {len(checked)} claim(s) checked",
+            agent="claim verifier",
+            ok=True,
+            claims=len(checked),
+        )
+        return checked
 
 
 async def _nothing(value: T) -> T:
