@@ -89,6 +89,20 @@ def test_provider_metadata_is_kept_and_printed_only_when_present() -> None:
         Evidence(text="x", source="s", metadata={"nested": {"a": 1}})
 
 
+def test_a_passage_date_is_printed_only_when_known() -> None:
+    import datetime as dt
+
+    dated = Evidence(text="A report.", source="news", published=dt.date(2024, 3, 5))
+    verdict = Verdict(
+        label=Label.SUPPORTED,
+        evidence=[dated, Evidence(text="A page.", source="offline-wiki")],
+        method="rag",
+        subject=Claim(text="x"),
+    )
+    first, second = verdict.to_json_dict()["evidence"]
+    assert first["published"] == "2024-03-05" and "published" not in second
+
+
 def test_label_must_fit_the_subject() -> None:
     from verity.domain import Article
 

@@ -274,6 +274,7 @@ class Verdict(_Frozen):
                     "id": ev.id,
                     "score": ev.score,
                     "text": ev.text,
+                    **({"published": ev.published.isoformat()} if ev.published else {}),
                     **({"metadata": dict(ev.metadata)} if ev.metadata else {}),
                 }
                 for ev in self.evidence
