@@ -111,3 +111,17 @@ def test_label_must_fit_the_subject() -> None:
     with pytest.raises(ValidationError, match="not a verdict for an article"):
         Verdict(label=Label.SUPPORTED, method="m", subject=Article(text="body"))
     assert Verdict(label=Label.REAL, method="m", subject=Article(text="body")).label is Label.REAL
+
+
+def test_errors_with_parts_survive_a_trip_to_another_process() -> None:
+    import pickle
+
+    from verity.errors import MissingKeyError, ModelOutputError, UnknownNameError
+
+    unknown = pickle.loads(pickle.dumps(UnknownNameError("method", "nope", ["rag", "direct"])))
+    assert (unknown.kind, unknown.name, unknown.known) == ("method", "nope", ["rag", "direct"])
+    assert str(unknown) == "unknown method 'nope'; known: direct, rag"
+    missing = pickle.loads(pickle.dumps(MissingKeyError("brave", "BRAVE_API_KEY")))
+    assert (missing.service, missing.env_var) == ("brave", "BRAVE_API_KEY")
+    bad = pickle.loads(pickle.dumps(ModelOutputError("no valid answer", raw="{oops")))
+    assert (str(bad), bad.raw) == ("no valid answer", "{oops")

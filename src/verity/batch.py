@@ -4,6 +4,11 @@
     with ResultFile(Path("results.jsonl"), source=Path("inputs.jsonl")) as output:
         run_batch(items, method.verify, output, concurrency=2)
 
+    # On a Ray cluster: the work as a recipe each worker builds its methods from.
+    checks = Checks(partial(verifier_for, settings, {Claim: "rag"}, 16))
+    with engine_for("ray") as engine, ResultFile(...) as output:
+        run_batch(items, checks, output, concurrency=16, engine=engine)
+
 Each input line is a JSON object, a claim or an article, with an optional ``id``:
 
     {"id": "c1", "claim": "Paris is in France.", "date": "2020-01-01", "speaker": "Ann"}
@@ -27,6 +32,9 @@ The output file is the user's data, so it is handled with care:
   redone. Each result is written in one call and flushed to disk before the next.
 * Failures go to ``<output>.errors.jsonl``; when a run ends, that file keeps only the
   failures still standing (a claim that succeeded on a retry is taken out).
+
+Whatever the engine (`verity.engines`), results are written here, in the driver, as
+they arrive: a Ray worker only checks.
 """
 
 from __future__ import annotations
@@ -38,19 +46,24 @@ import re
 import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from filelock import FileLock, Timeout
 
 from verity.domain import Article, Claim, Verdict
+from verity.engines import Engine, portable_error
 from verity.errors import BadInputError
 from verity.inputs import open_regular_file, subject_from_record
 from verity.jsonl import json_line
 from verity.limits import Limits, check_subject_size
+
+if TYPE_CHECKING:
+    from verity.config import Settings
+    from verity.methods.base import Method
 
 #: Characters of an error message kept in ``<output>.errors.jsonl``.
 MAX_ERROR_CHARS = 2_000
@@ -403,48 +416,126 @@ def _append(path: Path) -> IO[bytes]:
     return os.fdopen(fd, "ab")
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """One item's verdict, or the error that stopped its check."""
+
+    verdict: Verdict | None = None
+    error: Exception | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Sent from a Ray worker: an error that could not be rebuilt on the driver goes
+        # as the nearest kind of error that can (`verity.engines.portable_error`).
+        error = portable_error(self.error) if self.error is not None else None
+        return (Outcome, (self.verdict, error))
+
+
+@dataclass(frozen=True)
+class Checks:
+    """A batch's work for an engine: each item's `Outcome`, its error caught.
+
+    ``verifier`` makes the function that checks one claim or article; it is called once
+    per worker, so for Ray it must be picklable (a `functools.partial` of `verifier_for`).
+    """
+
+    verifier: Callable[[], Callable[[Claim | Article], Verdict]]
+
+    def build(self) -> Callable[[BatchItem], Outcome]:
+        """The function that checks one item."""
+        verify = self.verifier()
+
+        def one(item: BatchItem) -> Outcome:
+            try:
+                return Outcome(verdict=verify(item.subject))
+            except Exception as exc:  # noqa: BLE001 - recorded per item, see run_batch
+                return Outcome(error=exc)
+
+        return one
+
+    def failed(self, item: BatchItem, error: Exception) -> Outcome:
+        """The outcome of an item that could not be checked at all."""
+        return Outcome(error=error)
+
+
+SubjectKind = type[Claim] | type[Article]
+
+
+def methods_for(settings: Settings, names: dict[SubjectKind, str]) -> dict[SubjectKind, Method]:
+    """The method for each kind of subject; claims and articles on one method share it."""
+    from verity.api import method_from_settings
+
+    by_name: dict[str, Method] = {}
+    for kind, name in names.items():
+        if name not in by_name:
+            by_name[name] = method_from_settings(settings, kind)
+    return {kind: by_name[name] for kind, name in names.items()}
+
+
+def verifier_for(
+    settings: Settings, names: dict[SubjectKind, str], concurrency: int = 1
+) -> Callable[[Claim | Article], Verdict]:
+    """A function checking each subject with its kind's method, for ``concurrency`` at once.
+
+    What a worker builds from a batch's settings (`Checks`); the models follow the
+    concurrency quietly, the driver having said what caps it.
+    """
+    from verity.llm.spec import ModelSet
+
+    methods = methods_for(settings, names)
+    for method in methods.values():
+        models = getattr(method, "models", None)
+        if isinstance(models, ModelSet):
+            models.follow(concurrency)
+    return partial(_verify_with, methods)
+
+
+def _verify_with(methods: dict[SubjectKind, Method], subject: Claim | Article) -> Verdict:
+    return methods[type(subject)].verify(subject)
+
+
 def run_batch(
     items: Iterable[BatchItem],
-    verify: Callable[[Claim | Article], Verdict],
+    verify: Callable[[Claim | Article], Verdict] | Checks,
     output: ResultFile,
     *,
     concurrency: int = 1,
     on_result: Callable[[BatchItem, Verdict | None], None] | None = None,
+    engine: Engine | None = None,
 ) -> list[Failure]:
     """Check every item not yet in ``output``, appending each result as it finishes.
 
     An error on one item is returned as a failure (and written to the errors file) while
     the others go on: a long batch is not lost to one odd claim or article. An interrupt
     stops the run after the checks in flight; a rerun resumes after the last written
-    result.
+    result. ``engine`` runs the checks (default: threads in this process); an engine
+    other than threads needs ``verify`` as `Checks` it can send to its workers. Either
+    way, results are written here, one at a time, and ``on_result`` is called likewise.
     """
+    from verity.engines.thread import ThreadEngine
+
     todo = [item for item in items if item.key not in output.done]
     failures: list[Failure] = []
+    work = verify if isinstance(verify, Checks) else Checks(partial(_given, verify))
 
-    def one(item: BatchItem) -> None:
-        try:
-            verdict = verify(item.subject)
-        except Exception as exc:  # noqa: BLE001 - recorded per item, see the docstring
-            failures.append(Failure(item, exc))
-            output.write_error(item, exc)
+    def record(item: BatchItem, outcome: Outcome) -> None:
+        if outcome.verdict is None:
+            error = outcome.error or RuntimeError("no verdict and no error")
+            failures.append(Failure(item, error))
+            output.write_error(item, error)
             if on_result:
                 on_result(item, None)
             return
-        record = verdict.to_json_dict()
+        record = outcome.verdict.to_json_dict()
         # The method second: how a line cut short by a crash is known as verity's own.
         output.write({"id": item.key, "method": record.pop("method"), **record})
         if on_result:
-            on_result(item, verdict)
+            on_result(item, outcome.verdict)
 
-    if concurrency <= 1:
-        for item in todo:
-            one(item)
-    else:
-        pool = ThreadPoolExecutor(max_workers=concurrency)
-        try:
-            for future in as_completed([pool.submit(one, item) for item in todo]):
-                future.result()
-        finally:
-            # On an interrupt, drop the queued checks instead of running them all first.
-            pool.shutdown(wait=True, cancel_futures=True)
+    (engine or ThreadEngine()).run(work, todo, record, concurrency=concurrency)
     return failures
+
+
+def _given(
+    verify: Callable[[Claim | Article], Verdict],
+) -> Callable[[Claim | Article], Verdict]:
+    return verify

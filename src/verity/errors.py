@@ -36,6 +36,10 @@ class UnknownNameError(ConfigError, KeyError):
         # KeyError would otherwise quote the whole message.
         return str(self.args[0])
 
+    def __reduce__(self) -> tuple[type[UnknownNameError], tuple[str, str, list[str]]]:
+        # Rebuilt from its parts, not its message, when it crosses to another process.
+        return (type(self), (self.kind, self.name, self.known))
+
 
 class MissingKeyError(ConfigError):
     """A remote service needs an API key and the named environment variable is unset."""
@@ -43,6 +47,9 @@ class MissingKeyError(ConfigError):
     def __init__(self, service: str, env_var: str) -> None:
         self.service, self.env_var = service, env_var
         super().__init__(f"{service} needs an API key: set the environment variable {env_var}")
+
+    def __reduce__(self) -> tuple[type[MissingKeyError], tuple[str, str]]:
+        return (type(self), (self.service, self.env_var))
 
 
 class SourceUnavailableError(VerityError):
@@ -55,6 +62,9 @@ class ModelOutputError(VerityError):
     def __init__(self, message: str, *, raw: str = "") -> None:
         self.raw = raw
         super().__init__(message)
+
+    def __reduce__(self) -> tuple[type[ModelOutputError], tuple[str], dict[str, str]]:
+        return (type(self), (str(self),), {"raw": self.raw})
 
 
 class BudgetExceededError(VerityError):

@@ -18,6 +18,11 @@ example a method was shown as a demonstration, and is the same for every method.
 A method may say what is wrong with its setup through ``warnings() -> list[str]``: the run
 collects them (``run.warnings``), announces them when it starts, and stores them in the
 manifest and the report.
+
+``engine`` (``thread`` or ``ray``, `verity.engines`) says where the examples are checked;
+the driver stores each result as it arrives, whatever the engine, so the store, the
+resumption and the report are the same. On Ray each worker builds the method again from
+the run's ``build`` and ``sources`` (they must then be picklable, `ExampleChecks`).
 """
 
 from __future__ import annotations
@@ -27,11 +32,10 @@ import json
 import logging
 import random
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal
@@ -52,7 +56,8 @@ from verity.bench.news_standin import NEWS_DATASETS, WebStandin, has_web_source,
 from verity.bench.report import GroupScore, MethodResult, write_report
 from verity.bench.store import ResultRow, ResultStore
 from verity.domain import Article, Claim, Evidence, Label, Usage, Verdict
-from verity.errors import BadInputError
+from verity.engines import Engine, engine_for
+from verity.errors import BadInputError, ConfigError
 from verity.llm.spec import ModelSet, ModelSettings
 from verity.methods.base import Method, method_class
 from verity.sources.base import Source
@@ -95,6 +100,10 @@ class BenchConfig:
     leakage: Leakage = "both"
     # Check-COVID: the arXiv stand-in never returns a claim's own gold abstracts.
     gold_guard: bool = True
+    # Where examples are checked (thread | ray) and the Ray cluster's address; neither
+    # changes a result, so neither is in the run id: a run resumes on either engine.
+    engine: str = "thread"
+    address: str | None = None
 
 
 Progress = Callable[[str, int, int, float | None], None]
@@ -254,6 +263,80 @@ def _failed(example: Example, exc: Exception) -> ResultRow:
     )  # fmt: skip
 
 
+def check_example(method: Method, example: Example, split: DatasetSplit, setting: str) -> ResultRow:
+    """One method's result on one example; a failure is the example's error row."""
+    evidence = example.gold if setting == "gold" else None
+    subject, in_text = subject_for(method, example, split)
+    started = time.perf_counter()
+    try:
+        # The example under test, for the sources that guard or poison per example.
+        with searching_for(search_context(split.name, example)):
+            verdict = method.verify(subject, evidence=evidence)
+        wall = time.perf_counter() - started
+        return _row(example, split, verdict, wall, poison_in_text=in_text)
+    except Exception as exc:  # noqa: BLE001 - one failed example is a counted error
+        return _failed(example, exc)
+
+
+Build = Callable[[str, Sequence[Source]], Method]
+SourcesOf = Callable[[DatasetSplit], list[Source]]
+
+
+@dataclass(frozen=True)
+class ExampleChecks:
+    """One method's work on a run's examples, for an engine (`verity.engines`).
+
+    ``method`` gives the method for the split: the run's own, or a `Rebuild` that builds
+    it again in a Ray worker (where this object arrives pickled, with the split's
+    description but not its examples, which come one per call).
+    """
+
+    method: Callable[[DatasetSplit], Method]
+    split: DatasetSplit
+    setting: str
+
+    def build(self) -> Callable[[Example], ResultRow]:
+        """The function that checks one example."""
+        return partial(
+            check_example, self.method(self.split), split=self.split, setting=self.setting
+        )
+
+    def failed(self, example: Example, error: Exception) -> ResultRow:
+        """The error row of an example that could not be checked at all."""
+        return _failed(example, error)
+
+
+@dataclass(frozen=True)
+class Rebuild:
+    """Builds a run's method ``name`` again, as `prepare` did, in another process.
+
+    ``origin`` is the configured method behind a reported name (``rag`` for
+    ``rag [guarded]``): only that one is built. Its models take ``concurrency``
+    examples at once, as the driver's did.
+    """
+
+    config: BenchConfig
+    name: str
+    origin: str
+    build: Build
+    sources: SourcesOf
+
+    def __call__(self, split: DatasetSplit) -> Method:
+        """The method, built from the run's config and the split."""
+        config = replace(self.config, methods=(self.origin,))
+        method = build_methods(config, split, build=self.build, sources=self.sources).methods[
+            self.name
+        ]
+        models = getattr(method, "models", None)
+        if isinstance(models, ModelSet):
+            models.follow(self.config.concurrency)
+        return method
+
+
+def _same(method: Method, _split: DatasetSplit) -> Method:
+    return method
+
+
 def group_scores(rows: Sequence[ResultRow], sample: Sequence[Example]) -> dict[str, GroupScore]:
     """Accuracy per subset (an example's ``meta["group"]``), all examples first.
 
@@ -311,8 +394,15 @@ class BenchRun:
         methods: Mapping[str, Method],
         sample: Sequence[Example],
         manifest: dict[str, Any],
+        *,
+        ingredients: tuple[Build, SourcesOf] | None = None,
+        origins: Mapping[str, str] | None = None,
     ) -> None:
         self.config, self.split, self.methods = config, split, methods
+        # How `prepare` built the methods, for an engine that builds them again elsewhere;
+        # ``origins`` maps a reported name ("rag [guarded]") to the method it runs.
+        self.ingredients = ingredients
+        self.origins = dict(origins or {})
         self.sample = list(sample)
         self.manifest = manifest
         self.warnings: dict[str, list[str]] = {
@@ -343,63 +433,75 @@ class BenchRun:
         ]
 
     def run(
-        self, progress: Progress | None = None, *, warn: Warn | None = None
+        self,
+        progress: Progress | None = None,
+        *,
+        warn: Warn | None = None,
+        engine: Engine | None = None,
     ) -> dict[str, MethodResult]:
         """Run every method on every example not yet stored, then write the report.
 
         The methods' warnings come first, each line given to ``warn``; without one they
         go to this module's logger at WARNING level, which reaches stderr even when the
-        program configured no logging.
+        program configured no logging. ``engine`` is an engine already entered (one Ray
+        cluster for several runs); without one, the config's engine is opened here.
         """
         for line in [*self.warning_lines(), *self.follow_concurrency()]:
             if warn is not None:
                 warn(line)
             else:
                 log.warning("%s", line)
+        if engine is not None:
+            return self._run_all(progress, engine)
+        with engine_for(self.config.engine, address=self.config.address) as opened:
+            return self._run_all(progress, opened)
+
+    def _run_all(self, progress: Progress | None, engine: Engine) -> dict[str, MethodResult]:
         for name, method in self.methods.items():
             if self.config.retry_errors:
                 self.store.forget_errors(self.run_id, name)
-            self._run_method(name, method, progress)
+            self._run_method(name, method, progress, engine)
         return self.report()
 
-    def _run_method(self, name: str, method: Method, progress: Progress | None) -> None:
+    def _run_method(
+        self, name: str, method: Method, progress: Progress | None, engine: Engine
+    ) -> None:
         done = self.store.done(self.run_id, name)
         todo = [ex for ex in self.sample if ex.id not in done]
         total = len(self.sample)
-        lock = threading.Lock()
         counts = {"finished": len(done), "right": self._right(name)}
 
-        def one(example: Example) -> None:
-            evidence = example.gold if self.config.setting == "gold" else None
-            subject, in_text = subject_for(method, example, self.split)
-            started = time.perf_counter()
-            try:
-                # The example under test, for the sources that guard or poison per example.
-                with searching_for(search_context(self.split.name, example)):
-                    verdict = method.verify(subject, evidence=evidence)
-                wall = time.perf_counter() - started
-                row = _row(example, self.split, verdict, wall, poison_in_text=in_text)
-            except Exception as exc:  # noqa: BLE001 - one failed example is a counted error
-                row = _failed(example, exc)
+        def stored(_example: Example, row: ResultRow) -> None:
+            # Called by the engine in this process, one result at a time.
             self.store.put(self.run_id, name, row)
-            with lock:
-                counts["finished"] += 1
-                counts["right"] += int(row.pred == row.gold)
-                if progress:
-                    progress(name, counts["finished"], total, counts["right"] / counts["finished"])
+            counts["finished"] += 1
+            counts["right"] += int(row.pred == row.gold)
+            if progress:
+                progress(name, counts["finished"], total, counts["right"] / counts["finished"])
 
         if progress:
             progress(name, counts["finished"], total, None)
-        pool = ThreadPoolExecutor(max_workers=max(1, self.config.concurrency))
-        try:
-            with PeakMemory() as peak:
-                for future in as_completed([pool.submit(one, ex) for ex in todo]):
-                    future.result()
-        finally:
-            # Ctrl-C: drop queued examples; those running finish and are stored.
-            pool.shutdown(wait=True, cancel_futures=True)
-        if todo:
+        # Workers elsewhere get the split without its examples: each comes with its call.
+        split = self.split if engine.local else replace(self.split, examples=())
+        work = ExampleChecks(self._method_for(name, method, engine), split, self.config.setting)
+        with PeakMemory() as peak:
+            engine.run(work, todo, stored, concurrency=self.config.concurrency)
+        if todo and engine.local:  # elsewhere, this process's memory says nothing
             self.peak_mb[name] = peak.mb
+
+    def _method_for(
+        self, name: str, method: Method, engine: Engine
+    ) -> Callable[[DatasetSplit], Method]:
+        """The run's own method in this process; for workers elsewhere, how to rebuild it."""
+        if engine.local:
+            return partial(_same, method)
+        if self.ingredients is None:
+            raise ConfigError(
+                f"method {name!r} cannot be rebuilt in a worker: the run was prepared "
+                "without its build and sources"
+            )
+        build, sources = self.ingredients
+        return Rebuild(self.config, name, self.origins.get(name, name), build, sources)
 
     def _right(self, name: str) -> int:
         return sum(r.pred == r.gold for r in self.store.rows(self.run_id, name))
@@ -456,19 +558,25 @@ class BenchRun:
         self.store.close()
 
 
-def prepare(
-    config: BenchConfig,
-    *,
-    load: Callable[..., DatasetSplit],
-    build: Callable[[str, Sequence[Source]], Method],
-    sources: Callable[[DatasetSplit], list[Source]],
-) -> BenchRun:
-    """Load, sample and build everything a run needs; nothing runs yet."""
-    split = load(config.dataset, data_dir=config.data_dir, hops=config.hops)
-    if config.setting == "gold" and not split.has_gold:
-        raise BadInputError(
-            f"dataset {config.dataset!r} carries no gold evidence; use --setting open or closed"
-        )
+@dataclass(frozen=True)
+class BuiltMethods:
+    """A run's methods by reported name, and what they were given."""
+
+    methods: dict[str, Method]
+    origins: dict[str, str]  # reported name -> configured method
+    given: list[Source]
+    standin: WebStandin | None
+    reported: tuple[LeakageSetting, ...]
+
+
+def build_methods(
+    config: BenchConfig, split: DatasetSplit, *, build: Build, sources: SourcesOf
+) -> BuiltMethods:
+    """Every method of a run with its sources, named as the report names them.
+
+    `prepare` calls it, and a worker of another engine calls it again (`Rebuild`), so
+    that both run the same methods.
+    """
     given = sources(split) if config.setting == "open" else []
     standin: WebStandin | None = None
     if wants_web_standin(config, split.name, given):
@@ -495,16 +603,19 @@ def prepare(
         return chosen
 
     methods: dict[str, Method] = {}
+    origins: dict[str, str] = {}
     reported = leakage_settings(config, split.name)
     for name in config.methods:
         first = build(name, sources_of(name, reported[0] if reported else None))
         if not reported or not retrieves(first):
             methods[name] = first
+            origins[name] = name
             continue
         # Each row named by its setting, so that no figure is read as the other's.
         methods[f"{name} [{reported[0]}]"] = first
         for leakage in reported[1:]:
             methods[f"{name} [{leakage}]"] = build(name, sources_of(name, leakage))
+        origins |= {f"{name} [{leakage}]": name for leakage in reported}
     for method in methods.values():
         # A method with per-dataset material (LoCal's demonstrations) is told the dataset.
         use = getattr(method, "use_dataset", None)
@@ -513,6 +624,24 @@ def prepare(
         setting = getattr(method, "use_setting", None)
         if callable(setting):
             setting(config.setting)
+    return BuiltMethods(methods, origins, given, standin, reported)
+
+
+def prepare(
+    config: BenchConfig,
+    *,
+    load: Callable[..., DatasetSplit],
+    build: Build,
+    sources: SourcesOf,
+) -> BenchRun:
+    """Load, sample and build everything a run needs; nothing runs yet."""
+    split = load(config.dataset, data_dir=config.data_dir, hops=config.hops)
+    if config.setting == "gold" and not split.has_gold:
+        raise BadInputError(
+            f"dataset {config.dataset!r} carries no gold evidence; use --setting open or closed"
+        )
+    built = build_methods(config, split, build=build, sources=sources)
+    methods, given, standin, reported = built.methods, built.given, built.standin, built.reported
     for name, method in methods.items():
         kinds = {type(ex.subject) for ex in split.examples[:1]}
         if not kinds <= set(method.accepts) and not claims_as_articles(method, split):
@@ -562,7 +691,10 @@ def prepare(
         "poisoned": split.name == ADVFACT,
         "warnings": method_warnings(methods),
     }
-    return BenchRun(config, split, methods, sample, manifest)
+    return BenchRun(
+        config, split, methods, sample, manifest,
+        ingredients=(build, sources), origins=built.origins,
+    )  # fmt: skip
 
 
 def leakage_settings(config: BenchConfig, dataset: str) -> tuple[LeakageSetting, ...]:

@@ -2,11 +2,13 @@ r"""``verity bench``: the command-line face of the benchmark harness.
 
     verity bench --dataset hover --hops 2 --methods direct,rag,local --setting open \\
         --sample 100 --seed 0 --out results/hover2
+    verity bench ... --engine ray --address auto --concurrency 16   # on a Ray cluster
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -20,6 +22,8 @@ if TYPE_CHECKING:
     from verity.bench.base import DatasetSplit
     from verity.bench.report import MethodResult
     from verity.bench.runner import BenchConfig
+    from verity.engines import Engine
+    from verity.llm.spec import ModelSet, ModelSettings
     from verity.methods.base import Method
     from verity.sources.base import Source
 
@@ -66,15 +70,20 @@ def bench(
             help="Check-COVID: keep each claim's own gold abstracts out of arxiv:offline.",
         ),
     ] = True,
+    engine: Annotated[
+        str, typer.Option(help="Where examples run: thread (this process) | ray (a Ray cluster).")
+    ] = "thread",
+    address: Annotated[
+        str | None,
+        typer.Option(help="--engine ray: the cluster's address (default: a local cluster)."),
+    ] = None,
     config: ConfigOpt = None,
 ) -> None:
     """Run methods on a benchmark sample; a rerun of the same command resumes."""
     # Imported here: the other commands should not pay for numpy and the harness at start-up.
-    from rich.table import Table
-
     from verity.bench.runner import BenchConfig
     from verity.config import settings_from_options
-    from verity.render import text
+    from verity.engines import engine_for
 
     if setting not in ("gold", "open", "closed"):
         raise BadInputError(f"--setting must be gold, open or closed, not {setting!r}")
@@ -83,6 +92,8 @@ def bench(
     names = tuple(m.strip() for m in methods.split(",") if m.strip())
     if not names:
         raise BadInputError("--methods names no method")
+    # Before any data loads: an unknown engine, or Ray missing, costs nothing.
+    runner = engine_for(engine, address=address)
     settings = settings_from_options(
         config, model=model, base_url=base_url, api_key_env=api_key_env, sources=source
     )
@@ -103,9 +114,23 @@ def bench(
         retry_errors=retry_errors,
         leakage=leakage,  # type: ignore[arg-type]  # checked above
         gold_guard=gold_guard,
+        engine=engine,
+        address=address,
     )
+    with runner:  # one cluster for every repeat
+        _run_all(cfg, settings.methods, repeats, runner)
+
+
+def _run_all(
+    cfg: BenchConfig, method_settings: Mapping[str, Mapping[str, Any]], repeats: int, engine: Engine
+) -> None:
+    from rich.table import Table
+
+    from verity.render import text
+
+    out, dataset = cfg.out, cfg.dataset
     if repeats == 1:
-        _run_once(cfg, settings.methods)
+        _run_once(cfg, method_settings, engine)
         return
     from verity.bench.repeats import repeat_configs, repeat_warning, summarize, write_summary
 
@@ -113,7 +138,7 @@ def bench(
     if warning:
         say("yellow", f"warning: {warning}")
     configs = repeat_configs(cfg, repeats)
-    runs = [_run_once(one, settings.methods) for one in configs]
+    runs = [_run_once(one, method_settings, engine) for one in configs]
     summary = summarize(runs)
     write_summary(out, summary, dataset=dataset, seeds=[one.model.seed or 0 for one in configs])
     table = Table("method", "median", "mean", "sd", "min", "max")
@@ -128,7 +153,7 @@ def bench(
 
 
 def _run_once(
-    cfg: BenchConfig, method_settings: Mapping[str, Mapping[str, Any]]
+    cfg: BenchConfig, method_settings: Mapping[str, Mapping[str, Any]], engine: Engine
 ) -> dict[str, MethodResult]:
     """Prepare and run one benchmark run with a progress bar; print its table."""
     from rich.progress import (
@@ -141,20 +166,12 @@ def _run_once(
     from rich.table import Table
 
     from verity.bench.runner import prepare
-    from verity.llm.spec import ModelSet
-    from verity.methods.base import load_method, settings_for
     from verity.render import clean, text
 
-    models = ModelSet.from_settings(cfg.model, cfg.roles)
     out, setting = cfg.out, cfg.setting
     names = cfg.methods
-
-    def build(name: str, given: Sequence[Source]) -> Method:
-        return load_method(
-            name, models=models, sources=given, **settings_for(name, method_settings)
-        )
-
-    run = prepare(cfg, load=_load, build=build, sources=lambda split: _sources(cfg, split))
+    build = MethodBuilder(cfg.model, cfg.roles, method_settings)
+    run = prepare(cfg, load=_load, build=build, sources=partial(_sources, cfg))
     console = err
     console.print(
         f"run {run.run_id}: {len(run.sample)} examples of {run.split.name}, setting {setting}, "
@@ -183,7 +200,7 @@ def _run_once(
             bar.update(tasks[method], completed=finished, running=running)
 
         try:
-            results = run.run(progress, warn=lambda line: say("yellow", line))
+            results = run.run(progress, warn=lambda line: say("yellow", line), engine=engine)
         finally:
             run.close()
     table = Table("method", "n", "errors", "accuracy", "macro-F1", "balanced acc.", "calls/claim")
@@ -196,6 +213,37 @@ def _run_once(
     output.out.print(table)
     console.print(f"report: {out / 'report.md'}", markup=False, highlight=False)
     return results
+
+
+class MethodBuilder:
+    """Builds a run's methods on one model set, made on first use in each process.
+
+    Picklable (the model set stays behind), so that a Ray worker builds the same methods
+    with models of its own (`--engine ray`).
+    """
+
+    def __init__(
+        self,
+        model: ModelSettings,
+        roles: Mapping[str, ModelSettings],
+        method_settings: Mapping[str, Mapping[str, Any]],
+    ) -> None:
+        self.model, self.roles, self.method_settings = model, dict(roles), method_settings
+        self._models: ModelSet | None = None
+
+    def __call__(self, name: str, given: Sequence[Source]) -> Method:
+        """The method ``name`` with these sources."""
+        from verity.llm.spec import ModelSet
+        from verity.methods.base import load_method, settings_for
+
+        if self._models is None:
+            self._models = ModelSet.from_settings(self.model, self.roles)
+        return load_method(
+            name, models=self._models, sources=given, **settings_for(name, self.method_settings)
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_models": None}
 
 
 def _load(name: str, *, data_dir: Path | None, hops: int | None) -> DatasetSplit:

@@ -3,7 +3,9 @@
 verity check "The Eiffel Tower is in Paris."
 verity check "..." --model openai:gpt-4o-mini --source wikipedia --json
 verity check --article news.json            # or a .txt file, or - for stdin
+verity check "..." --json --progress        # each step on stderr, the verdict on stdout
 verity check --input claims.jsonl --output results.jsonl
+verity check --input claims.jsonl --output results.jsonl --engine ray   # on a Ray cluster
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from verity.errors import BadInputError
 from verity.jsonl import json_line, json_text
 
 if TYPE_CHECKING:
-    from verity.batch import BatchItem, ResultFile
+    from verity.batch import BatchItem, Checks, ResultFile
     from verity.config import Settings
     from verity.domain import Article, Claim, Verdict
+    from verity.engines import Engine
 
 
 def check(
@@ -56,6 +59,14 @@ def check(
     ] = None,
     speaker: Annotated[str | None, typer.Option(help="Who made the claim.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    show_progress: Annotated[
+        bool | None,
+        typer.Option(
+            "--progress/--no-progress",
+            help="Show each step of one claim or article on stderr "
+            "(default: when stderr is a terminal).",
+        ),
+    ] = None,
     trace: Annotated[
         Path | None, typer.Option("--trace", help="Write the full verdict and trace here.")
     ] = None,
@@ -66,11 +77,19 @@ def check(
         Path | None, typer.Option("--output", help="JSONL results of a batch (appended).")
     ] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Parallel checks in a batch.")] = 1,
+    engine: Annotated[
+        str, typer.Option(help="Where a batch runs: thread (this process) | ray (a Ray cluster).")
+    ] = "thread",
+    address: Annotated[
+        str | None,
+        typer.Option(help="--engine ray: the cluster's address (default: a local cluster)."),
+    ] = None,
     config: ConfigOpt = None,
 ) -> None:
     """Check a claim, an article with --article, or a batch with --input and --output."""
-    from verity import render
+    from verity import events, render
     from verity.api import method_from_settings
+    from verity.cli.progress import shown, wanted
     from verity.config import settings_from_options
 
     settings = settings_from_options(
@@ -84,14 +103,16 @@ def check(
     _one_input(claim, article, input_file)
     if input_file is not None or output_file is not None:
         inputs, outputs = _batch_paths(input_file, output_file, as_json, trace, claim_date, speaker)
-        _batch(settings, inputs, outputs, concurrency)
+        _batch(settings, inputs, outputs, concurrency, _engine(engine, address))
         return
+    _engine_in_batch_only(engine, address)
     subject = _subject(claim, article, claim_date, speaker, settings)
     if trace is not None:
         _check_trace_path(trace)
     chosen = method_from_settings(settings, type(subject))
     warn(chosen)
-    verdict = chosen.verify(subject)
+    with shown(err, wanted(show_progress)) as steps, events.listening(steps):
+        verdict = chosen.verify(subject)
     record = verdict.to_json_dict()
     # The verdict is shown first, so a trace file that cannot be written loses nothing.
     if as_json:
@@ -205,26 +226,49 @@ def _parse_date(value: str | None) -> date | None:
         raise BadInputError(f"--date must be YYYY-MM-DD, not {value!r}") from exc
 
 
-def _batch(settings: Settings, input_file: Path, output_file: Path, concurrency: int) -> None:
-    from verity.batch import ResultFile, read_items
+def _engine(name: str, address: str | None) -> Engine:
+    """The batch's engine, checked (Ray installed?) before any input is read."""
+    from verity.engines import engine_for
+
+    return engine_for(name, address=address)
+
+
+def _engine_in_batch_only(name: str, address: str | None) -> None:
+    if name != "thread" or address is not None:
+        raise BadInputError("--engine and --address apply to a batch (--input and --output)")
+
+
+def _batch(
+    settings: Settings, input_file: Path, output_file: Path, concurrency: int, engine: Engine
+) -> None:
+    from functools import partial
+
+    from verity.batch import Checks, ResultFile, read_items, verifier_for
 
     items, bad = read_items(input_file, settings.limits)
     for line in bad:
         say("yellow", f"{input_file}:{line.line}: skipped: {line.reason}")
     names = _method_names(settings, items, input_file)
     # The output is checked and locked before any model loads: a mistake costs nothing.
-    with ResultFile(output_file, source=input_file) as output:
-        verify = _verifier(settings, names, concurrency)
-        _run(items, verify, output, input_file, concurrency, len(bad))
+    with ResultFile(output_file, source=input_file) as output, engine:
+        verify: Callable[[Claim | Article], Verdict] | Checks = _verifier(
+            settings, names, concurrency
+        )
+        if not engine.local:
+            # Each worker builds the methods again from the settings; those built here
+            # checked the settings and said their warnings once.
+            verify = Checks(partial(verifier_for, settings, names, concurrency))
+        _run(items, verify, output, input_file, concurrency, len(bad), engine)
 
 
 def _run(
     items: list[BatchItem],
-    verify: Callable[[Claim | Article], Verdict],
+    verify: Callable[[Claim | Article], Verdict] | Checks,
     output: ResultFile,
     input_file: Path,
     concurrency: int,
     bad: int,
+    engine: Engine,
 ) -> None:
     from rich.progress import Progress
 
@@ -243,7 +287,9 @@ def _run(
 
     with Progress(console=err, transient=False) as progress:
         task = progress.add_task("checking", total=todo)
-        failures = run_batch(items, verify, output, concurrency=concurrency, on_result=finished)
+        failures = run_batch(
+            items, verify, output, concurrency=concurrency, on_result=finished, engine=engine
+        )
     for failure in failures:
         say("red", f"{input_file}:{failure.item.line}: failed: {failure.error}")
     say(
@@ -294,19 +340,14 @@ def _verifier(
     The models take the calls of ``concurrency`` checks at once, unless a limit set in
     the settings caps them, which is said.
     """
-    from verity.api import method_from_settings
+    from verity.batch import methods_for
     from verity.llm.spec import ModelSet
-    from verity.methods.base import Method
 
-    by_name: dict[str, Method] = {}
-    for kind, name in names.items():
-        if name not in by_name:
-            by_name[name] = method_from_settings(settings, kind)
-    for built in by_name.values():
+    methods = methods_for(settings, names)
+    for built in {id(m): m for m in methods.values()}.values():
         warn(built)
         models = getattr(built, "models", None)
         if isinstance(models, ModelSet):
             for line in models.follow(concurrency):
                 say("yellow", f"warning: {line}")
-    methods = {kind: by_name[name] for kind, name in names.items()}
     return lambda subject: methods[type(subject)].verify(subject)
