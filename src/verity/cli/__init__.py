@@ -8,6 +8,8 @@ verity bench --dataset hover --methods direct,local --out results/hover
 verity index build docs/ --name mydocs
 verity kg load graph.nt.gz --name mygraph   # then: kg-local:mygraph
 verity train toe --stage evalnet --dataset liar-train --out runs/toe
+verity serve --port 8000                    # the HTTP API and web pages
+verity keys new alice --file keys.txt       # an API key for verity serve
 
 Errors are translated here, once: a verity error becomes ``error: <message>`` and its exit
 code (`verity.cli.output.exit_code`); anything else is a bug, shown as one line unless
@@ -29,8 +31,10 @@ from verity.cli.adv import adv_app
 from verity.cli.bench import bench
 from verity.cli.check import check
 from verity.cli.info import models, sources
+from verity.cli.keys import keys_app
 from verity.cli.optimize import optimize_command
 from verity.cli.output import exit_code, say_error
+from verity.cli.serve import serve
 from verity.cli.store import index_app, kg_app
 from verity.cli.train import train_command
 from verity.errors import BadInputError, VerityError
@@ -47,9 +51,11 @@ app.command()(sources)
 app.command("bench")(bench)
 app.command("optimize")(optimize_command)
 app.command("train")(train_command)
+app.command("serve")(serve)
 app.add_typer(index_app, name="index")
 app.add_typer(kg_app, name="kg")
 app.add_typer(adv_app, name="adv")
+app.add_typer(keys_app, name="keys")
 
 
 def check_argv(argv: list[str]) -> None:

@@ -1,0 +1,84 @@
+"""Who is calling: the API key a request carries, checked against the server's key ring.
+
+    @router.get("/v1/checks/{job_id}")
+    def get_check(job_id: str, caller: Caller) -> JobView: ...    # caller: key name or None
+
+With no key file (allowed on a loopback address only), no key is needed and the caller
+is None. With one, a request carries its key as ``Authorization: Bearer KEY``, as
+``X-API-Key: KEY``, or, for a browser on the web pages, in the ``verity_key`` cookie;
+without a valid key the answer is 401. A key is only ever compared by its hash
+(`verity.service.keys.KeyRing`), and never logged or stored with a job: a job keeps the
+key's *name*, and each key sees its own jobs only.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from verity.service.core import Service
+from verity.service.errors import ApiError
+
+COOKIE = "verity_key"
+# No key is longer than this; a longer header is not worth hashing.
+MAX_KEY_CHARS = 256
+
+
+def service_of(request: Request) -> Service:
+    """The `Service` of the app handling this request."""
+    service: Service = request.app.state.service
+    return service
+
+
+def presented_key(request: Request) -> str | None:
+    """The key the request carries, from the first place that has one."""
+    header = request.headers.get("authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()[: MAX_KEY_CHARS + 1]
+    for found in (request.headers.get("x-api-key"), request.cookies.get(COOKIE)):
+        if found and found.strip():
+            return found.strip()[: MAX_KEY_CHARS + 1]
+    return None
+
+
+def caller(request: Request) -> str | None:
+    """The name of the caller's key; None when the server needs none. 401 without one."""
+    service = service_of(request)
+    if service.keys is None:
+        return None
+    presented = presented_key(request)
+    name = (
+        service.keys.name_of(presented)
+        if presented is not None and len(presented) <= MAX_KEY_CHARS
+        else None
+    )
+    if name is None:
+        raise ApiError(
+            401,
+            "unauthorized",
+            "this server needs an API key: send it as 'Authorization: Bearer KEY'"
+            if presented is None
+            else "this API key is not valid here",
+            headers={"WWW-Authenticate": 'Bearer realm="verity"'},
+        )
+    return str(name)
+
+
+def rate_limited(service: Service, name: str | None) -> None:
+    """Count a check against its key's rate; 429 with Retry-After when over it."""
+    if service.limiter is None or name is None:
+        return
+    wait = service.limiter.allow(name)
+    if wait is not None:
+        seconds = max(1, int(wait + 0.999))
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"this key has sent as many checks as it may in a minute; try again in {seconds} s",
+            headers={"Retry-After": str(seconds)},
+        )
+
+
+Caller = Annotated[str | None, Depends(caller)]

@@ -1,0 +1,287 @@
+"""The service: the job store, the worker pool, the keys, and the checks made on each request.
+
+    service = Service(ServiceSettings(defaults=settings, workers=2))
+    service.start()                                   # the pool starts; a crash's jobs rerun
+    job = service.submit(CheckRequest(claim="..."))   # ApiError (400/422) or QueueFull (429)
+    service.stop()
+
+`verity.service.app.create_app` puts a `Service` on ``app.state.service``: the API routes
+and the web pages both work through it. A request is checked whole before it is queued
+(method, model, sources, settings, sizes), so a job fails only for reasons that appear
+when it runs: a site that does not answer, a model that gives no valid answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import typing
+from dataclasses import dataclass, field
+
+from filelock import FileLock, Timeout
+from pydantic import BaseModel, ValidationError
+
+from verity.api import resolve_method, shared_source
+from verity.config import Settings
+from verity.errors import BadInputError, ConfigError, UnknownNameError, VerityError
+from verity.limits import check_subject_size
+from verity.llm.spec import parse_spec
+from verity.methods.base import method_class, settings_for, variant_settings
+from verity.service import catalog
+from verity.service.changes import Changes
+from verity.service.errors import ApiError, api_error
+from verity.service.execute import LocalExecutor
+from verity.service.jobs import Job, JobStore
+from verity.service.pool import Executor, WorkerPool
+from verity.service.requests import CheckRequest
+from verity.service.responses import MethodInfo, ModelsInfo, SourcesInfo
+from verity.sources.registry import source_names
+
+log = logging.getLogger("verity.service")
+
+# Method settings that name files on the server: an operator sets them in verity.toml,
+# a client may not (a path of the client's choosing would be read by the server).
+SERVER_ONLY_SETTINGS = frozenset({"weights"})
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """How a server runs: the defaults of its checks, what requests may name, its bounds.
+
+    ``defaults`` are the settings of ``verity check`` (method, model, sources, method
+    settings, limits). ``models`` are further model specs a request may name besides the
+    default one. ``rate_per_minute`` bounds the checks each key submits (with keys on).
+    """
+
+    defaults: Settings = field(default_factory=Settings)
+    models: tuple[str, ...] = ()
+    workers: int = 2
+    queue_size: int = 100
+    max_body_bytes: int = 1 << 20
+    heartbeat_seconds: float = 15.0
+    rate_per_minute: int = 60
+    cors_origins: tuple[str, ...] = ()
+
+    def accepted_models(self) -> tuple[str, ...]:
+        """The default model's spec, then the others a request may name."""
+        return tuple(dict.fromkeys((self.defaults.model.spec, *self.models)))
+
+
+class Service:
+    """The parts of a running server, shared by the API routes and the web pages."""
+
+    def __init__(
+        self,
+        settings: ServiceSettings | None = None,
+        *,
+        store: JobStore | None = None,
+        executor: Executor | None = None,
+        keys: typing.Any = None,
+        limiter: typing.Any = None,
+    ) -> None:
+        self.settings = settings or ServiceSettings()
+        self.store = store or JobStore()
+        self.executor = executor or LocalExecutor(self.settings.defaults)
+        self.changes = Changes()
+        self.pool = WorkerPool(
+            self.store,
+            self.executor,
+            workers=self.settings.workers,
+            queue_size=self.settings.queue_size,
+            changes=self.changes,
+        )
+        # verity.service.keys.KeyRing and RateLimiter, or None: no key needed.
+        self.keys, self.limiter = keys, limiter
+        self._stopping = threading.Event()
+        self._stopped = False
+        self._db_lock: FileLock | None = None
+
+    # -- life -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Claim the job store, then start the workers (jobs a crash left run again)."""
+        if self.pool.started:
+            return
+        if self.store.path != ":memory:":
+            lock = FileLock(self.store.path + ".lock", timeout=0)
+            try:
+                lock.acquire()
+            except Timeout as exc:
+                # Two servers on one store would both run what a crash left behind.
+                raise ConfigError(
+                    f"another verity server uses the job store {self.store.path}"
+                ) from exc
+            self._db_lock = lock
+        self.pool.start()
+
+    @property
+    def stopping(self) -> bool:
+        """Whether the server is shutting down (event streams end, no new jobs start)."""
+        return self._stopping.is_set()
+
+    def begin_shutdown(self) -> None:
+        """Tell event streams to end, so the server's shutdown does not wait on them."""
+        self._stopping.set()
+        self.changes.wake_all()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the workers (running jobs are queued again) and release the job store."""
+        if self._stopped:
+            return
+        self._stopped = True
+        self.begin_shutdown()
+        self.pool.stop(timeout)
+        close = getattr(self.executor, "close", None)
+        if callable(close):  # an engine's executor holds a cluster connection
+            close()
+        if self._db_lock is not None:
+            self._db_lock.release()
+            self._db_lock = None
+
+    # -- checks ---------------------------------------------------------------------------
+
+    def submit(self, request: CheckRequest, *, key: str | None = None) -> Job:
+        """Check a request, then queue it; `ApiError` for a bad one, `QueueFull` past the bound."""
+        if self.stopping:
+            raise ApiError(503, "unavailable", "the server is shutting down")
+        method = self.check_request(request)
+        return self.pool.submit(request, method=method, key=key)
+
+    def check_request(self, request: CheckRequest) -> str:
+        """Everything about a request that can be known before it runs; its method's name."""
+        method = self._method(request)
+        self._model(request.model)
+        for spec in request.sources or ():
+            self._source(spec)
+        self._settings(method, request.settings)
+        subject = request.subject()
+        if subject is not None:
+            try:
+                check_subject_size(subject, self.settings.defaults.limits)
+            except BadInputError as exc:
+                where = "claim" if request.claim is not None else "article.text"
+                raise ApiError(422, "too_long", str(exc), field=where) from exc
+        return method
+
+    def job(self, job_id: str, *, key: str | None = None) -> Job:
+        """The job with this id that ``key`` may see (every job when keys are off)."""
+        job = self.store.get(job_id, key=key)
+        if job is None:
+            raise ApiError(404, "not_found", "no check with this id")
+        return job
+
+    def _method(self, request: CheckRequest) -> str:
+        kind = request.kind()
+        try:
+            name = resolve_method(request.method or self.settings.defaults.method, kind)
+            variant_settings(name)
+        except UnknownNameError as exc:
+            error = api_error(exc)
+            error.field = "method"
+            if exc.kind != "method":
+                base = name_base(request.method or self.settings.defaults.method or "")
+                error.valid = [f"{base}/{v}" for v in exc.known]
+            raise error from exc
+        except BadInputError as exc:
+            accepting = [
+                m.name for m in catalog.methods_info() if catalog.kind_name(kind) in m.accepts
+            ]
+            raise ApiError(
+                400, "unsuitable_method", str(exc), field="method", valid=accepting
+            ) from exc
+        return name
+
+    def _model(self, spec: str | None) -> None:
+        accepted = self.settings.accepted_models()
+        if spec is None or spec in accepted:
+            return
+        try:
+            parse_spec(spec)
+            known = f"this server accepts {', '.join(accepted)}"
+        except VerityError as exc:
+            known = str(exc)
+        raise ApiError(
+            400,
+            "unknown_model",
+            f"model {spec!r} is not offered here: {known}",
+            field="model",
+            valid=list(accepted),
+        )
+
+    def _source(self, spec: str) -> None:
+        configured = tuple(self.settings.defaults.sources)
+        if not catalog.requestable_source(spec, configured):
+            offered = sorted({*source_names(), *configured})
+            raise ApiError(
+                400,
+                "unknown_source",
+                f"source {spec!r} is not offered here (a source's argument is set by the "
+                "server's operator)",
+                field="sources",
+                valid=offered,
+            )
+        try:
+            shared_source(spec)  # cheap, and says now if a key or an index is missing
+        except ConfigError as exc:
+            error = api_error(exc)
+            error.field = "sources"
+            raise error from exc
+
+    def _settings(self, method: str, given: dict[str, typing.Any]) -> None:
+        refused = sorted(SERVER_ONLY_SETTINGS & set(given))
+        if refused:
+            raise ApiError(
+                400,
+                "server_setting",
+                f"{refused[0]} is set by the server's operator, not by a request",
+                field=f"settings.{refused[0]}",
+            )
+        config = _config_class(method)
+        if config is None:
+            return  # a plug-in without a typed config: its own constructor checks
+        merged = {
+            **variant_settings(method),
+            **settings_for(method, self.settings.defaults.methods),
+            **given,
+        }
+        try:
+            config.model_validate(merged)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ApiError(
+                422,
+                "invalid",
+                f"settings of {method}: {where or 'settings'}: {first['msg']}",
+                field=f"settings.{where}" if where else "settings",
+            ) from exc
+
+    # -- what the server offers -----------------------------------------------------------
+
+    def methods_info(self) -> list[MethodInfo]:
+        """Every method a request may name."""
+        return catalog.methods_info()
+
+    def sources_info(self) -> SourcesInfo:
+        """Every source, and the ones used when a request names none."""
+        return catalog.sources_info(tuple(self.settings.defaults.sources))
+
+    def models_info(self) -> ModelsInfo:
+        """The default model and every spec a request may name."""
+        return catalog.models_info(
+            self.settings.defaults.model.spec, self.settings.accepted_models()
+        )
+
+
+def name_base(name: str) -> str:
+    """``zofia`` of ``zofia/no-debate``."""
+    return name.partition("/")[0]
+
+
+def _config_class(method: str) -> type[BaseModel] | None:
+    try:
+        hints = typing.get_type_hints(method_class(method))
+    except (NameError, TypeError):  # an annotation that does not resolve at run time
+        return None
+    config = hints.get("config")
+    return config if isinstance(config, type) and issubclass(config, BaseModel) else None

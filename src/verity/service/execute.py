@@ -1,0 +1,158 @@
+"""Running one request: the subject, the method it names, and the check with its events.
+
+    executor = LocalExecutor(settings)          # the server's defaults (verity.config.Settings)
+    verdict = executor(request, listener)       # listener(event) for each progress event
+
+A request names at most a method, a model, sources and method settings; the rest comes
+from the server's settings, as it would for ``verity check`` (`plan`). Methods are built
+with `verity.api.load_method` and kept, one per distinct plan, since a method holds its
+models and indexes, which take seconds to load; worker threads share them (a method is
+safe to call from many threads, and the embedded model takes one call at a time).
+A URL is fetched here, in the worker, through `verity.pages.fetch_article`: a slow site
+holds up its own job only.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from verity import events
+from verity.api import load_method, resolve_method
+from verity.config import Settings
+from verity.domain import Article, Claim, Verdict
+from verity.events import Listener
+from verity.limits import check_subject_size
+from verity.llm.spec import ModelSettings, parse_spec
+from verity.methods.base import Method, settings_for
+from verity.redact import redact_url
+from verity.service.requests import CheckRequest
+
+# Distinct plans kept loaded. Each holds model clients; the embedded model's weights are
+# shared by all of them (verity.llm.local_gguf), so dropping one frees little.
+CACHED_METHODS = 32
+
+Fetch = Callable[[str], Article]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything needed to build the method a request asks for; the key of the cache."""
+
+    method: str
+    model: ModelSettings
+    roles: dict[str, ModelSettings] = field(default_factory=dict)
+    sources: tuple[str, ...] = ()
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def key(self) -> str:
+        """A stable text naming this plan (settings in sorted order)."""
+        return json.dumps(
+            {
+                "method": self.method,
+                "model": self.model.model_dump(mode="json"),
+                "roles": {r: m.model_dump(mode="json") for r, m in sorted(self.roles.items())},
+                "sources": self.sources,
+                "settings": self.settings,
+            },
+            sort_keys=True,
+            default=str,
+        )
+
+
+def request_model(
+    spec: str | None, defaults: Settings
+) -> tuple[ModelSettings, dict[str, ModelSettings]]:
+    """The model settings and per-role models for a request's ``model`` (None: the server's).
+
+    A named model replaces the per-role models, as ``--model`` does on the command line;
+    it keeps the server's endpoint and generation settings, except that an embedded model
+    takes no endpoint.
+    """
+    base = defaults.model
+    if spec is None or spec == base.spec:
+        return base, dict(defaults.roles)
+    backend, _ = parse_spec(spec)
+    update: dict[str, Any] = {"spec": spec}
+    if backend == "local":
+        update["base_url"] = None
+    return base.model_copy(update=update), {}
+
+
+def plan(request: CheckRequest, defaults: Settings) -> Plan:
+    """The method, model, sources and settings a request runs with, under these defaults."""
+    name = resolve_method(request.method or defaults.method, request.kind())
+    model, roles = request_model(request.model, defaults)
+    return Plan(
+        method=name,
+        model=model,
+        roles=roles,
+        sources=tuple(request.sources or defaults.sources),
+        settings={**settings_for(name, defaults.methods), **request.settings},
+    )
+
+
+class LocalExecutor:
+    """Runs requests in this process, with one method kept per distinct plan."""
+
+    def __init__(self, defaults: Settings | None = None, *, fetch: Fetch | None = None) -> None:
+        self.defaults = defaults or Settings()
+        self._fetch = fetch
+        self._methods: OrderedDict[str, Method] = OrderedDict()
+        self._building: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, request: CheckRequest, listener: Listener) -> Verdict:
+        """Check the request's subject, sending each event to ``listener``."""
+        with events.listening(listener) as sink:
+            subject = request.subject()
+            if subject is None:
+                if sink is not None:
+                    shown = redact_url(request.url or "")
+                    sink.emit("milestone", f"fetching {shown}", name="service.fetch")
+                subject = self._fetched(request)
+            check_subject_size(subject, self.defaults.limits)
+            return self.method(plan(request, self.defaults)).verify(subject)
+
+    def method(self, chosen: Plan) -> Method:
+        """The method of a plan, built on first use and kept (the least used dropped)."""
+        key = chosen.key()
+        with self._lock:
+            if key in self._methods:
+                self._methods.move_to_end(key)
+                return self._methods[key]
+            building = self._building.setdefault(key, threading.Lock())
+        # One thread builds a plan's method; others asking for it wait for that one.
+        with building:
+            with self._lock:
+                if key in self._methods:
+                    return self._methods[key]
+            built = load_method(
+                chosen.method,
+                model=chosen.model,
+                sources=chosen.sources,
+                roles=chosen.roles,
+                **chosen.settings,
+            )
+            with self._lock:
+                self._methods[key] = built
+                while len(self._methods) > CACHED_METHODS:
+                    self._methods.popitem(last=False)
+                self._building.pop(key, None)
+        return built
+
+    def _fetched(self, request: CheckRequest) -> Claim | Article:
+        url = request.url or ""
+        if self._fetch is not None:
+            article = self._fetch(url)
+        else:
+            from verity.pages import fetch_article
+
+            article = fetch_article(url, limits=self.defaults.limits)
+        if request.date is None:
+            return article
+        return article.model_copy(update={"date": request.date})
