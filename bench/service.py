@@ -22,24 +22,54 @@ against Ray, examples per second at 1, 4 and 16 in flight) is `bench/engines.py`
 from __future__ import annotations
 
 import argparse
+import contextlib
+import socket
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
+import uvicorn
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # the latency-bound endpoint and the live server
+sys.path.insert(0, str(ROOT / "tests"))  # the latency-bound endpoint
 
 from faults.latency import LatencyEndpoint  # noqa: E402
-from service.conftest import run_live  # noqa: E402
 from verity.config import Settings  # noqa: E402
 from verity.llm.spec import ModelSettings  # noqa: E402
+from verity.service.app import create_app  # noqa: E402
 from verity.service.core import Service, ServiceSettings  # noqa: E402
 from verity.service.jobs import JobStore  # noqa: E402
+
+
+@contextlib.contextmanager
+def run_live(service: Service) -> Iterator[str]:
+    """The real app under uvicorn on a free loopback port, in a thread; yields its URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        for _ in range(600):  # at most 30 s to start
+            if server.started or not thread.is_alive():
+                break
+            time.sleep(0.05)
+        if not server.started:
+            raise RuntimeError("uvicorn did not start")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        service.begin_shutdown()
+        server.should_exit = True
+        thread.join(30)
 
 
 def service_for(endpoint: LatencyEndpoint, folder: Path, workers: int, queue: int) -> Service:

@@ -268,6 +268,20 @@ def test_the_local_executor_checks_for_real_and_keeps_one_method_per_plan() -> N
         assert executor.method(other) is not executor.method(chosen)
 
 
+def test_the_methods_a_server_builds_take_every_workers_calls_at_once() -> None:
+    from verity.config import Settings
+    from verity.llm.spec import ModelSettings
+    from verity.service.execute import LocalExecutor, plan
+
+    model = ModelSettings(spec="openai:m", base_url="http://127.0.0.1:9/v1", cache=False)
+    defaults = Settings(method="direct", model=model)
+    one, many = LocalExecutor(defaults), LocalExecutor(defaults, checks=32)
+    request = CheckRequest(claim="x")
+    slots = [e.method(plan(request, defaults)).models.default.max_concurrency for e in (one, many)]
+    # Each check may have 8 calls in flight (the model client's default), per worker.
+    assert slots == [8, 32 * 8]
+
+
 def test_a_url_is_fetched_in_the_job_and_the_request_date_wins() -> None:
     import datetime as dt
 

@@ -167,13 +167,15 @@ def _executor(engine: str, address: str | None, settings: Any) -> Executor:
     from verity.service.execute import LocalExecutor
 
     if engine == "thread":
-        return LocalExecutor(settings.defaults)
+        return LocalExecutor(settings.defaults, checks=settings.workers)
     from functools import partial
 
     from verity.engines.ray import RayExecutor  # ConfigError naming the extra without Ray
 
     executor = RayExecutor(
-        partial(LocalExecutor, settings.defaults), address=address, concurrency=settings.workers
+        partial(LocalExecutor, settings.defaults, checks=settings.workers),
+        address=address,
+        concurrency=settings.workers,
     )
     executor.start()  # connect now: a cluster that is not there is said at once
     return executor

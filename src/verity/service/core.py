@@ -81,7 +81,9 @@ class Service:
     ) -> None:
         self.settings = settings or ServiceSettings()
         self.store = store or JobStore()
-        self.executor = executor or LocalExecutor(self.settings.defaults)
+        self.executor = executor or LocalExecutor(
+            self.settings.defaults, checks=self.settings.workers
+        )
         self.changes = Changes()
         self.pool = WorkerPool(
             self.store,

@@ -15,6 +15,7 @@ holds up its own job only.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from verity.service.requests import CheckRequest
 
 # Distinct plans kept loaded. Each holds model clients; the embedded model's weights are
 # shared by all of them (verity.llm.local_gguf), so dropping one frees little.
+log = logging.getLogger("verity.service")
 CACHED_METHODS = 32
 
 Fetch = Callable[[str], Article]
@@ -99,9 +101,14 @@ def plan(request: CheckRequest, defaults: Settings) -> Plan:
 class LocalExecutor:
     """Runs requests in this process, with one method kept per distinct plan."""
 
-    def __init__(self, defaults: Settings | None = None, *, fetch: Fetch | None = None) -> None:
+    def __init__(
+        self, defaults: Settings | None = None, *, fetch: Fetch | None = None, checks: int = 1
+    ) -> None:
         self.defaults = defaults or Settings()
         self._fetch = fetch
+        # Checks run at once (the workers): each method's models take that many checks'
+        # calls in flight, or a server's throughput stops at one client's default slots.
+        self.checks = checks
         self._methods: OrderedDict[str, Method] = OrderedDict()
         self._building: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
@@ -138,6 +145,10 @@ class LocalExecutor:
                 roles=chosen.roles,
                 **chosen.settings,
             )
+            models = getattr(built, "models", None)
+            if models is not None:
+                for line in models.follow(self.checks):
+                    log.warning("%s", line)
             with self._lock:
                 self._methods[key] = built
                 while len(self._methods) > CACHED_METHODS:
