@@ -158,9 +158,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             store.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless Chromium for the whole test session."""
+    """One headless Chromium for this module (its loop must not outlive the module: later
+    tests start event loops of their own in this thread)."""
     from playwright.sync_api import sync_playwright
 
     path = chromium()

@@ -111,7 +111,7 @@ def portable_error(error: Exception) -> Exception:
     """``error`` as an exception that survives being sent to another process.
 
     An exception is pickled as its class and its arguments; one whose constructor takes
-    other arguments than its message (`verity.errors.MissingKeyError`) cannot be rebuilt
+    other arguments than its message (a plug-in's error, say) cannot be rebuilt
     on the other side, and would fail there, after the worker that knew it is gone. Such an
     error becomes the nearest class above it that can be rebuilt from its message, so
     that the message and the kind of error (hence the exit code) arrive.
