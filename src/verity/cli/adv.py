@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from verity.cli.output import ConfigOpt, out, say
+from verity.cli.output import ApiKeyEnvOpt, BaseUrlOpt, ConfigOpt, out, say
 
 adv_app = typer.Typer(
     no_args_is_help=True, help="Build AdvFact, ToE's poisoned-evidence benchmark."
@@ -38,12 +38,8 @@ def adv_build(
     temperature: Annotated[
         float, typer.Option("--temperature", help="Sampling temperature of every call.")
     ] = 1.0,
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint URL.")
-    ] = None,
-    api_key_env: Annotated[
-        str | None, typer.Option("--api-key-env", help="Env var holding the endpoint's key.")
-    ] = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
     data_dir: Annotated[
         Path | None, typer.Option("--data-dir", help="Benchmark data folder (holds LIAR/).")
     ] = None,

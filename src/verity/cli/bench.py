@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from verity.cli import output
-from verity.cli.output import ConfigOpt, err, say
+from verity.cli.output import ApiKeyEnvOpt, BaseUrlOpt, ConfigOpt, err, say
 from verity.errors import BadInputError
 
 if TYPE_CHECKING:
@@ -39,8 +39,8 @@ def bench(
         "results"
     ),
     model: Annotated[str | None, typer.Option(help="Model spec for every role.")] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url")] = None,
-    api_key_env: Annotated[str | None, typer.Option("--api-key-env")] = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
     source: Annotated[
         list[str] | None, typer.Option("--source", help="Evidence source for open (repeatable).")
     ] = None,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from verity.cli.output import ConfigOpt, err, exit_code, out, say
+from verity.cli.output import ApiKeyEnvOpt, BaseUrlOpt, ConfigOpt, err, exit_code, out, say
 from verity.errors import BadInputError
 from verity.jsonl import json_line, json_text
 
@@ -44,12 +44,8 @@ def check(
     model: Annotated[
         str | None, typer.Option(help="local | local:/path/model.gguf | openai:MODEL")
     ] = None,
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint URL.")
-    ] = None,
-    api_key_env: Annotated[
-        str | None, typer.Option("--api-key-env", help="Env var holding the endpoint's key.")
-    ] = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
     source: Annotated[
         list[str] | None, typer.Option("--source", help="Evidence source (repeatable).")
     ] = None,

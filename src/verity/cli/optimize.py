@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from verity.cli.output import ConfigOpt
+from verity.cli.output import ApiKeyEnvOpt, BaseUrlOpt, ConfigOpt
 from verity.errors import BadInputError
 
 if TYPE_CHECKING:
@@ -94,8 +94,8 @@ def optimize_command(
     ] = 0,
     out: Annotated[Path, typer.Option(help="Output folder.")] = Path("runs/optimize"),
     model: Annotated[str | None, typer.Option(help="Model spec for every role.")] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url")] = None,
-    api_key_env: Annotated[str | None, typer.Option("--api-key-env")] = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
     source: Annotated[
         list[str] | None, typer.Option("--source", help="Graph and web sources (repeatable).")
     ] = None,

@@ -31,6 +31,13 @@ err = Console(stderr=True, soft_wrap=True, emoji=False, highlight=False)
 ConfigOpt = Annotated[
     Path | None, typer.Option("--config", help="TOML settings file (default ./verity.toml)")
 ]
+# The model endpoint's options, the same in every command that builds a model.
+BaseUrlOpt = Annotated[
+    str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint URL.")
+]
+ApiKeyEnvOpt = Annotated[
+    str | None, typer.Option("--api-key-env", help="Env var holding the endpoint's key.")
+]
 
 _CODES: tuple[tuple[type[Exception], int], ...] = (
     (BadInputError, 2),

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from verity.cli.output import ConfigOpt, say
+from verity.cli.output import ApiKeyEnvOpt, BaseUrlOpt, ConfigOpt, say
 from verity.errors import BadInputError, ConfigError
 
 if TYPE_CHECKING:
@@ -61,12 +61,8 @@ def serve(
     source: Annotated[
         list[str] | None, typer.Option("--source", help="Default evidence source (repeatable).")
     ] = None,
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint URL.")
-    ] = None,
-    api_key_env: Annotated[
-        str | None, typer.Option("--api-key-env", help="Env var holding the endpoint's key.")
-    ] = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
     rate_limit: Annotated[
         int, typer.Option("--rate-limit", min=1, help="Checks per minute per API key.")
     ] = 60,

@@ -21,7 +21,7 @@ from typing import Annotated
 
 import typer
 
-from verity.cli.output import ConfigOpt
+from verity.cli.output import ApiKeyEnvOpt, BaseUrlOpt, ConfigOpt
 from verity.errors import BadInputError
 
 STAGES = ("evalnet", "policy", "aggnet")
@@ -41,8 +41,8 @@ def train_command(
         Path | None, typer.Option(help="Weights folder (default: under the cache).")
     ] = None,
     model: Annotated[str | None, typer.Option(help="Model spec for every role.")] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url")] = None,
-    api_key_env: Annotated[str | None, typer.Option("--api-key-env")] = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
     source: Annotated[
         list[str] | None, typer.Option("--source", help="The tools' sources (repeatable).")
     ] = None,
