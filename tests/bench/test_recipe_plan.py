@@ -11,6 +11,7 @@ from verity.bench.recipes.plan import (
     published_cells,
     runnable_cells,
     seeds_for,
+    sources_for,
 )
 from verity.bench.recipes.schema import Recipe
 from verity.errors import BadInputError, UnknownNameError
@@ -197,3 +198,11 @@ def test_a_column_sample_of_its_own_unless_the_command_sets_one() -> None:
     assert sizes == {"politifact-pp": 40, "hover": 7}
     assert {run.sample for run in plan_recipe(recipe(text), sample=5).runs} == {5}
     assert {run.sample for run in plan_recipe(recipe(text), sample=None).runs} == {None}
+
+
+def test_sources_come_from_the_command_line_then_the_recipe_then_the_settings() -> None:
+    bare = Recipe.model_validate(tomllib.loads(TABLE))
+    own = bare.model_copy(update={"sources": ["kg-local", "news-offline"]})
+    assert sources_for(own, ["wikipedia"], ["offline-wiki"]) == ("wikipedia",)
+    assert sources_for(own, [], ["offline-wiki"]) == ("kg-local", "news-offline")
+    assert sources_for(bare, [], ["offline-wiki"]) == ("offline-wiki",)

@@ -160,3 +160,10 @@ def test_header_gives_each_dataset_its_sample_where_the_runs_differ() -> None:
         "b": {"dataset": "x<y", "sample": None},
     }
     assert "| sample | liar: 7, x&lt;y: whole split |" in markdown(reproduction(runs=differ))
+
+
+def test_header_names_the_sources_when_there_are_some_and_escapes_them() -> None:
+    assert "| sources |" not in markdown(reproduction())
+    text = markdown(reproduction(sources=("kg-local", "corpus:a|b")))
+    assert "| sources | kg-local, corpus:a\\|b |" in text
+    assert to_json(reproduction(sources=("kg-local",)))["sources"] == ["kg-local"]

@@ -15,6 +15,7 @@ from verity.bench.heatmap import ACTIONS
 from verity.bench.recipes.schema import Recipe, load_recipe, recipe_names
 from verity.domain import Label
 from verity.methods.base import method_names, variant_settings
+from verity.sources.registry import source_names
 
 RECIPES = (
     "zofia-t1",
@@ -124,3 +125,19 @@ def test_a_name_that_is_not_registered_is_caught() -> None:
     assert not method_registered("self-ask")
     assert metric_known("error_rate:EM") and metric_known("accuracy_on:SUPPORTED")
     assert not metric_known("error_rate:XX") and not metric_known("f1")
+
+
+@pytest.mark.parametrize("name", RECIPES)
+def test_an_open_book_recipe_names_sources_this_machine_has(name: str) -> None:
+    recipe = load_recipe(name)
+    settings = {column.setting or recipe.setting for column in recipe.columns}
+    if "open" not in settings:
+        assert recipe.sources == []
+        return
+    assert recipe.sources, "an open-book table says which sources stand in for the paper's"
+    # Offline ones only: the command has to run without a network or a key.
+    offline = {"offline-wiki", "kg-local", "news-offline", "factcheck:offline", "arxiv:offline"}
+    assert set(recipe.sources) <= offline
+    assert {s.partition(":")[0] for s in recipe.sources} <= set(source_names())
+    if recipe.paper == "wkgfc":
+        assert recipe.sources[0] == "kg-local"  # the method is built around the graph

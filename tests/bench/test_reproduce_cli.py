@@ -303,3 +303,24 @@ def test_a_run_config_takes_its_column_sample_unless_one_is_given(tmp_path: Path
     given = plan_recipe(recipe, sample=2)
     runs = {run.folder: run for run in given.runs}
     assert base_config(runs["feverous-s-gold"], given, Options(out=tmp_path)).sample == 2
+
+
+@needs_data
+def test_a_recipe_names_its_sources_and_source_replaces_them(cli, tmp_path: Path) -> None:
+    recipe_file = tmp_path / "tiny.toml"
+    # Top-level keys go before the first table: the recipe's own evidence sources.
+    recipe_file.write_text('sources = ["factcheck:offline"]\n' + RECIPE, encoding="utf-8")
+    with LatencyEndpoint(delay=0, answer=supported) as endpoint:
+        common = [
+            "reproduce", str(recipe_file), "--model", "openai:m", "--base-url",
+            endpoint.base_url, "--data-dir", str(DATA),
+        ]  # fmt: skip
+        code, _, err = cli([*common, "--out", str(tmp_path / "own")])
+        assert code == 0, err
+        code, _, err = cli([*common, "--out", str(tmp_path / "given"), "--source", "offline-wiki"])
+        assert code == 0, err
+    own = json.loads((tmp_path / "own" / "reproduce.json").read_text())
+    given = json.loads((tmp_path / "given" / "reproduce.json").read_text())
+    assert own["sources"] == ["factcheck:offline"]
+    assert given["sources"] == ["offline-wiki"]
+    assert "| sources | factcheck:offline |" in (tmp_path / "own" / "reproduce.md").read_text()

@@ -83,7 +83,7 @@ def reproduce(
     from functools import partial
 
     from verity.bench.recipes.configs import Options
-    from verity.bench.recipes.plan import plan_recipe, seeds_for
+    from verity.bench.recipes.plan import plan_recipe, seeds_for, sources_for
     from verity.bench.recipes.run import Harness, find_recipe
     from verity.bench.recipes.run import reproduce as run_recipe
     from verity.cli.bench import MethodBuilder, load_split, open_sources
@@ -120,7 +120,7 @@ def reproduce(
         model=settings.model,
         roles=settings.roles,
         method_settings=settings.methods,
-        sources=settings.sources,
+        sources=sources_for(chosen, source or [], settings.sources),
         data_dir=data_dir,
         concurrency=concurrency,
         engine=engine,

@@ -116,6 +116,14 @@ def seeds_for(recipe: Recipe, repeats: int | None = None) -> tuple[int, ...]:
     return tuple(seeds[:repeats])
 
 
+def sources_for(recipe: Recipe, given: Sequence[str], configured: Sequence[str]) -> tuple[str, ...]:
+    """The open setting's sources: the command line's, else the recipe's, else the settings'.
+
+    The settings' are the settings file's, ``VERITY_SOURCES`` or the default.
+    """
+    return tuple(given) or tuple(recipe.sources) or tuple(configured)
+
+
 def plan_recipe(
     recipe: Recipe,
     *,

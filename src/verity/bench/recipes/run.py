@@ -144,6 +144,7 @@ def reproduce(
         row_settings={k: dict(v) for k, v in plan.row_settings.items()},
         sample=plan.sample,
         seeds=plan.seeds,
+        sources=options.sources,
         runs=runs,
         warnings=tuple(warnings),
     )

@@ -116,6 +116,10 @@ class Recipe(_Strict):
     seeds: list[int] = Field(default_factory=lambda: [0])
     # How the paper combined repeated runs into one figure.
     aggregate: Aggregate = "mean"
+    # The evidence sources of the open setting: what this machine has in place of the
+    # paper's tools (offline stand-ins, the local KG). `--source` replaces them; empty:
+    # the settings' sources.
+    sources: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     columns: list[Column]
     rows: list[Row]

@@ -71,6 +71,8 @@ class Reproduction:
     row_settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     sample: int | None = None
     seeds: tuple[int, ...] = (0,)
+    # The open setting's evidence sources (`sources_for`).
+    sources: tuple[str, ...] = ()
     runs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
@@ -112,6 +114,8 @@ def markdown(result: Reproduction) -> str:
     for row, settings in result.row_settings.items():
         shown = ", ".join(f"{k}={v}" for k, v in settings.items())
         lines.append(f"| settings of row {_md(row)} | {_md(shown)} |")
+    if result.sources:
+        lines.append(f"| sources | {_md(', '.join(result.sources))} |")
     lines += [
         f"| sample | {_samples(result)} |",
         f"| seeds | {', '.join(str(s) for s in result.seeds)} "
@@ -183,6 +187,7 @@ def to_json(result: Reproduction) -> dict[str, Any]:
         "row_settings": {k: dict(v) for k, v in result.row_settings.items()},
         "sample": result.sample,
         "seeds": list(result.seeds),
+        "sources": list(result.sources),
         "warnings": list(result.warnings),
         "columns": [c.model_dump() for c in recipe.columns],
         "rows": [r.model_dump(exclude={"published", "missing"}) for r in recipe.rows],
