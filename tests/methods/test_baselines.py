@@ -344,3 +344,15 @@ def test_rag_uses_given_evidence_instead_of_its_sources() -> None:
         in shown
     )
     assert [e.title for e in verdict.evidence] == ["Gold"]
+
+
+def test_unique_evidence_keeps_the_first_of_each_source_and_reference() -> None:
+    from verity.methods.common import unique_evidence
+
+    a = Evidence(text="one", source="s", url="https://a.example/1")
+    same_ref = Evidence(text="other words", source="s", url="https://a.example/1")
+    other_source = Evidence(text="one", source="t", url="https://a.example/1")
+    no_ref = Evidence(text="free text", source="s")
+    no_ref_again = Evidence(text="free text", source="s")
+    kept = unique_evidence(iter([a, same_ref, other_source, no_ref, no_ref_again]))
+    assert kept == [a, other_source, no_ref]

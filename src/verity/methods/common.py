@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import date
 from typing import Annotated, Literal
 
@@ -95,11 +95,28 @@ def retrieve(
         for results in per_source:
             if rank < len(results):
                 ev = results[rank]
-                key = (ev.source, ev.ref or ev.text[:200])
+                key = evidence_key(ev)
                 if key not in seen:
                     seen.add(key)
                     merged.append(ev)
     return merged
+
+
+def evidence_key(ev: Evidence) -> tuple[str, str]:
+    """What makes two passages the same: their source and reference, else their text."""
+    return (ev.source, ev.ref or ev.text[:200])
+
+
+def unique_evidence(evidence: Iterable[Evidence]) -> list[Evidence]:
+    """The passages without repeats (`evidence_key`), first occurrence kept, in order."""
+    seen: set[tuple[str, str]] = set()
+    kept: list[Evidence] = []
+    for ev in evidence:
+        key = evidence_key(ev)
+        if key not in seen:
+            seen.add(key)
+            kept.append(ev)
+    return kept
 
 
 def numbered(evidence: Sequence[Evidence], max_chars: int) -> str:

@@ -41,7 +41,7 @@ from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
 from verity.llm.spec import ModelSet
 from verity.methods.base import MethodBase, MethodConfig
-from verity.methods.common import numbered, require_claim, retrieve
+from verity.methods.common import numbered, require_claim, retrieve, unique_evidence
 from verity.methods.local import agents
 from verity.methods.local.decompose import decompose
 from verity.methods.local.program import Program, SubTask, resolve, waves
@@ -246,7 +246,7 @@ class LocalMethod(MethodBase):
             ) from None
         deciding = deciding_iteration(iterations, label)
         chosen = solutions[deciding]
-        used = _unique(ev for r in chosen.results for ev in r.evidence)
+        used = unique_evidence(ev for r in chosen.results for ev in r.evidence)
         counts = counts_line(updater, label, deciding)
         trace_parts = {
             "setting": setting,
@@ -454,14 +454,3 @@ async def _caught(step: Awaitable[T]) -> T | _Failed:
         return await step
     except VerityError as exc:  # raised again by `settle`, in the steps' order
         return _Failed(exc)
-
-
-def _unique(evidence: Any) -> list[Evidence]:
-    seen: set[tuple[str, str]] = set()
-    kept: list[Evidence] = []
-    for ev in evidence:
-        key = (ev.source, ev.ref or ev.text[:200])
-        if key not in seen:
-            seen.add(key)
-            kept.append(ev)
-    return kept

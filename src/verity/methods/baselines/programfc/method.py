@@ -42,7 +42,7 @@ from verity.llm.spec import ModelSet
 from verity.llm.step import Shot
 from verity.methods.baselines.base import BaselineConfig, Setting, SettingBaseline, SettingConfig
 from verity.methods.baselines.programfc import handlers
-from verity.methods.common import numbered, require_claim
+from verity.methods.common import numbered, require_claim, unique_evidence
 from verity.methods.local import agents
 from verity.methods.local.decompose import decompose
 from verity.methods.local.program import Program, resolve
@@ -142,7 +142,7 @@ class ProgramFc(SettingBaseline):
                 confidence=max(true, false) / len(votes),
             ),
             log,
-            evidence=_unique(used),
+            evidence=unique_evidence(used),
             setting=setting,
             demo_set=self.demo_set,
             programs=records,
@@ -264,14 +264,3 @@ def explain(records: Sequence[dict[str, Any]], true: int, false: int) -> str:
             lines.append(f"  {step['var']} = {step['call']}({step['text']!r}) -> {step['answer']}")
     lines.append(f"Votes: {true} true, {false} false.")
     return "\n".join(lines)
-
-
-def _unique(evidence: Sequence[Evidence]) -> list[Evidence]:
-    seen: set[tuple[str, str]] = set()
-    kept: list[Evidence] = []
-    for ev in evidence:
-        key = (ev.source, ev.ref or ev.text[:200])
-        if key not in seen:
-            seen.add(key)
-            kept.append(ev)
-    return kept

@@ -45,7 +45,7 @@ from verity.methods.baselines.qacheck.steps import (
     RECITE,
     VALIDATOR,
 )
-from verity.methods.common import numbered, require_claim
+from verity.methods.common import numbered, require_claim, unique_evidence
 from verity.sources.base import Source
 
 QaModule = Literal["retriever-reader", "reciter-reader", "direct"]
@@ -163,7 +163,7 @@ class QaCheck(SettingBaseline):
             claim,
             verdict,
             log,
-            evidence=_unique(used),
+            evidence=unique_evidence(used),
             setting=setting,
             qa_module=module,
             rounds=rounds,
@@ -203,14 +203,3 @@ def shown(pairs: Sequence[tuple[str, str]]) -> str:
     for number, (question, answer) in enumerate(pairs, start=1):
         lines += [f"Question {number}: {question}", f"Answer {number}: {answer}"]
     return "\n".join(lines)
-
-
-def _unique(evidence: Sequence[Evidence]) -> list[Evidence]:
-    seen: set[tuple[str, str]] = set()
-    kept: list[Evidence] = []
-    for ev in evidence:
-        key = (ev.source, ev.ref or ev.text[:200])
-        if key not in seen:
-            seen.add(key)
-            kept.append(ev)
-    return kept
