@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from bl_helpers import ListSource, prompts_of
 
 from verity import events
 from verity.domain import Article, Claim, Event, Evidence, Label, Message
@@ -14,7 +15,6 @@ from verity.errors import BadInputError
 from verity.llm.client import ModelClient
 from verity.llm.spec import ModelSet
 from verity.methods.base import load_method
-from verity.sources.base import apply_filters
 from verity.testing import FakeChatModel
 
 CLAIM = Claim(text="The director of Alien was born in England.")
@@ -76,25 +76,6 @@ class Script:
 def fake_models(script: Script) -> tuple[ModelSet, FakeChatModel]:
     fake = FakeChatModel(script, model="fake-pacar")
     return ModelSet(ModelClient(fake)), fake
-
-
-def prompts_of(fake: FakeChatModel, step_start: str) -> list[str]:
-    """The user prompts of the calls whose instruction starts with ``step_start``."""
-    return [m[-1].content for m, _, _ in fake.requests if m[0].content.startswith(step_start)]
-
-
-class ListSource:
-    name = "list"
-
-    def __init__(self) -> None:
-        self.queries: list[str] = []
-
-    def search(self, query, k=5, *, before=None, exclude_domains=()):
-        self.queries.append(query)
-        return apply_filters(GOLD, k, before=before, exclude_domains=exclude_domains)
-
-    def to_dict(self):
-        return {"name": self.name}
 
 
 def test_fake_model_decomposes_reflects_plans_acts_and_judges() -> None:
@@ -207,7 +188,7 @@ def test_closed_book_offers_no_search() -> None:
 
 
 def test_open_book_search_queries_the_sources() -> None:
-    source = ListSource()
+    source = ListSource(GOLD)
     script = Script()
     verdict = load_method("pacar", models=fake_models(script)[0], sources=[source]).verify(CLAIM)
     assert source.queries == ["Ridley Scott birthplace"]
