@@ -124,6 +124,26 @@ def test_fake_run_builds_demos_from_the_cluster_representatives(toy_pool: None) 
     assert verdict.label is Label.SUPPORTED
 
 
+def test_a_demo_answer_out_of_shape_rejects_that_candidate_only(toy_pool: None) -> None:
+    # The embedded model's reasoning for a demonstration can be cut off at the token
+    # limit; like a reasoning over five steps, that candidate fails and the cluster's
+    # next text is tried, instead of the build (and every check after it) failing.
+    def answer(messages: Sequence[Message], schema: dict | None) -> str:
+        if any("<claim>alpha mid</claim>" in m.content for m in messages):  # and its repair
+            return '{"explanation": "cut off'
+        return json.dumps({"explanation": GOOD, "label": "SUPPORTED", "confidence": 0.6})
+
+    fake = FakeChatModel(answer)
+    method = load_method("auto-cot", models=ModelSet(ModelClient(fake)), pool="toy", clusters=2)
+    method.encoder = FakeEncoder()
+    verdict = method.verify(Claim(text="gamma"))
+    assert sorted(d["text"] for d in verdict.trace.model_dump()["demos"]) == [
+        "alpha low",
+        "beta one",
+    ]
+    assert verdict.label is Label.SUPPORTED
+
+
 def test_the_demonstrations_precede_the_answer(toy_pool: None) -> None:
     # Auto-CoT's defining step: the clusters' representatives, with the model's own
     # reasoning, are the demonstrations the final answer follows.

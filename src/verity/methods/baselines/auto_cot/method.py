@@ -38,6 +38,7 @@ from pydantic import Field
 
 from verity import schedule
 from verity.domain import Article, Claim, Evidence, Verdict
+from verity.errors import ModelOutputError
 from verity.llm.calllog import CallLog
 from verity.llm.spec import ModelSet
 from verity.llm.step import Shot
@@ -241,11 +242,17 @@ class AutoCot(Baseline):
             if tried == self.config.tries:
                 break
             tried += 1
-            answer = await DEMO.pick(candidate).arun(
-                self.model,
-                log=log,
-                subject=subject_block(candidate, self.config.max_question_words),
-            )
+            try:
+                answer = await DEMO.pick(candidate).arun(
+                    self.model,
+                    log=log,
+                    subject=subject_block(candidate, self.config.max_question_words),
+                )
+            except ModelOutputError as exc:
+                # A reasoning cut off at the token limit, or not in the answer's shape,
+                # fails the checks as an overlong one does: try the cluster's next text.
+                log.milestone("auto_cot.rejected", str(exc)[:200], cluster=cluster)
+                continue
             if self._passes(answer):
                 return Demo(candidate, answer, cluster, len(order))
         return None
