@@ -324,3 +324,52 @@ def test_a_recipe_names_its_sources_and_source_replaces_them(cli, tmp_path: Path
     assert own["sources"] == ["factcheck:offline"]
     assert given["sources"] == ["offline-wiki"]
     assert "| sources | factcheck:offline |" in (tmp_path / "own" / "reproduce.md").read_text()
+
+
+ONE_ROW = """
+id = "one"
+title = "One row"
+paper = "local"
+where = "Table 0"
+metric = "accuracy"
+setting = "gold"
+sample = 3
+seeds = [0]
+
+[[columns]]
+key = "fev"
+label = "FEVEROUS"
+dataset = "feverous-s"
+
+[[rows]]
+key = "direct"
+label = "Direct"
+method = "direct"
+"""
+
+
+@needs_data
+def test_retry_errors_runs_only_the_failed_examples_again(cli, tmp_path: Path) -> None:
+    recipe_file = tmp_path / "one.toml"
+    recipe_file.write_text(ONE_ROW, encoding="utf-8")
+    out = tmp_path / "out"
+
+    def unusable(messages: list[dict[str, Any]], schema: dict[str, Any] | None) -> Any:
+        return {"label": "no such label"} if schema else None
+
+    with LatencyEndpoint(delay=0, answer=unusable) as endpoint:
+        argv = [
+            "reproduce", str(recipe_file), "--model", "openai:m", "--base-url",
+            endpoint.base_url, "--out", str(out), "--data-dir", str(DATA),
+        ]  # fmt: skip
+        assert cli(argv)[0] == 0
+        failed = json.loads((out / "reproduce.json").read_text())["cells"][0]
+        assert failed["measured"] is None and "every one of 3 examples failed" in failed["not_run"]
+        asked = endpoint.count
+        endpoint.answer = supported
+        assert cli(argv)[0] == 0
+        assert endpoint.count == asked  # a plain rerun keeps the stored failures
+        assert cli([*argv, "--retry-errors"])[0] == 0
+        assert endpoint.count == asked + 3
+    cell = json.loads((out / "reproduce.json").read_text())["cells"][0]
+    assert cell["measured"] is not None and cell["not_run"] is None

@@ -23,6 +23,7 @@ from verity.cli.output import (
     ConfigOpt,
     DataDirOpt,
     EngineOpt,
+    RetryErrorsOpt,
     SourceOpt,
     err,
     say,
@@ -55,9 +56,7 @@ def bench(
     source: SourceOpt = None,
     concurrency: ConcurrencyOpt = 1,
     data_dir: DataDirOpt = None,
-    retry_errors: Annotated[
-        bool, typer.Option("--retry-errors", help="Run failed examples again.")
-    ] = False,
+    retry_errors: RetryErrorsOpt = False,
     repeats: Annotated[
         int,
         typer.Option(

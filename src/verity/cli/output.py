@@ -44,6 +44,7 @@ SourceOpt = Annotated[
 ]
 ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="Examples checked at once.")]
 DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Benchmark data folder.")]
+RetryErrorsOpt = Annotated[bool, typer.Option("--retry-errors", help="Run failed examples again.")]
 EngineOpt = Annotated[
     str, typer.Option(help="Where examples run: thread (this process) | ray (a Ray cluster).")
 ]

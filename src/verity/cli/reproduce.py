@@ -28,6 +28,7 @@ from verity.cli.output import (
     ConfigOpt,
     DataDirOpt,
     EngineOpt,
+    RetryErrorsOpt,
     SourceOpt,
     err,
     say,
@@ -74,6 +75,7 @@ def reproduce(
     source: SourceOpt = None,
     concurrency: ConcurrencyOpt = 1,
     data_dir: DataDirOpt = None,
+    retry_errors: RetryErrorsOpt = False,
     engine: EngineOpt = "thread",
     address: AddressOpt = None,
     config: ConfigOpt = None,
@@ -123,6 +125,7 @@ def reproduce(
         sources=sources_for(chosen, source or [], settings.sources),
         data_dir=data_dir,
         concurrency=concurrency,
+        retry_errors=retry_errors,
         engine=engine,
         address=address,
     )

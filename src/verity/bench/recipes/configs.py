@@ -37,6 +37,7 @@ class Options:
     sources: tuple[str, ...] = ("offline-wiki",)
     data_dir: Path | None = None
     concurrency: int = 1
+    retry_errors: bool = False
     engine: str = "thread"
     address: str | None = None
 
@@ -64,6 +65,7 @@ def base_config(planned: PlannedRun, plan: Plan, options: Options) -> BenchConfi
         sources=options.sources,
         method_settings=settings,
         concurrency=options.concurrency,
+        retry_errors=options.retry_errors,
         data_dir=options.data_dir,
         leakage="paper-faithful",
         engine=options.engine,
