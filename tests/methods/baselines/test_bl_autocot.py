@@ -137,6 +137,11 @@ def test_a_demo_answer_out_of_shape_rejects_that_candidate_only(toy_pool: None) 
     method = load_method("auto-cot", models=ModelSet(ModelClient(fake)), pool="toy", clusters=2)
     method.encoder = FakeEncoder()
     verdict = method.verify(Claim(text="gamma"))
+    # alpha mid, nearest A's centre, was asked (and failed) before alpha low stood in.
+    asked = [m[-1].content for m, _, _ in fake.requests]
+    first_mid = next(i for i, a in enumerate(asked) if "<claim>alpha mid</claim>" in a)
+    first_low = next(i for i, a in enumerate(asked) if "<claim>alpha low</claim>" in a)
+    assert first_mid < first_low
     assert sorted(d["text"] for d in verdict.trace.model_dump()["demos"]) == [
         "alpha low",
         "beta one",
