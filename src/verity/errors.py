@@ -12,9 +12,20 @@ package raises the most specific class with ``raise ... from exc``.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class VerityError(Exception):
-    """Base class of every error verity raises on purpose."""
+    """Base class of every error verity raises on purpose.
+
+    A check that fails part-way keeps what it had done: ``usage`` (a `verity.domain.Usage`:
+    the calls, tokens and cost already spent) and ``trace`` (a `verity.domain.Trace` of its
+    calls and retrievals so far), set where the check ran (`verity.methods.base`); None
+    for an error raised before any check began.
+    """
+
+    usage: Any = None
+    trace: Any = None
 
 
 class BadInputError(VerityError, ValueError):
@@ -63,12 +74,35 @@ class ModelOutputError(VerityError):
         self.raw = raw
         super().__init__(message)
 
-    def __reduce__(self) -> tuple[type[ModelOutputError], tuple[str], dict[str, str]]:
-        return (type(self), (str(self),), {"raw": self.raw})
+    def __reduce__(self) -> tuple[type[ModelOutputError], tuple[str], dict[str, Any]]:
+        return (type(self), (str(self),), dict(self.__dict__))
 
 
 class BudgetExceededError(VerityError):
-    """A configured limit (tokens, calls, steps) was reached."""
+    """A limit on what a check may spend was reached: calls, tokens, seconds or money.
+
+    ``limit`` names the limit (``calls``, ``tokens``, ``seconds``, ``cost``, or
+    ``context`` for a prompt over the model's window); ``scope`` says whose it was
+    (``check``: one check's budget, ``run``: a whole batch or benchmark run's).
+    """
+
+    def __init__(self, message: str, *, limit: str = "", scope: str = "check") -> None:
+        self.limit, self.scope = limit, scope
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[type[BudgetExceededError], tuple[str], dict[str, Any]]:
+        return (type(self), (str(self),), dict(self.__dict__))
+
+
+class ContextOverflowError(BudgetExceededError):
+    """A prompt (with room for its answer) is longer than the model's context window.
+
+    Methods that can do with less (fewer passages, a shorter history) catch this one;
+    a check's own budget (`BudgetExceededError`) is never caught by a method.
+    """
+
+    def __init__(self, message: str, *, limit: str = "context", scope: str = "check") -> None:
+        super().__init__(message, limit=limit, scope=scope)
 
 
 class DatasetError(BadInputError):

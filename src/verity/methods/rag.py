@@ -70,13 +70,16 @@ Judgement = CitedJudgement | CitedArticleJudgement
 class RagConfig(MethodConfig):
     """Settings of ``rag``."""
 
+    # The upper bounds are verity's: no request asks for an unbounded prompt.
     k: int = Field(default=5, ge=1, le=50, description="passages per source")
     max_passages: int = Field(
-        default=10, ge=1, description="passages shown to the model, all sources together"
+        default=10, ge=1, le=100, description="passages shown to the model, all sources together"
     )
-    max_chars: int = Field(default=1000, ge=100, description="characters kept per passage")
+    max_chars: int = Field(
+        default=1000, ge=100, le=20_000, description="characters kept per passage"
+    )
     max_article_words: int = Field(
-        default=600, ge=1, description="words of an article's text shown to the model"
+        default=600, ge=1, le=20_000, description="words of an article's text shown to the model"
     )
 
 

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from verity.domain import Claim, Evidence, Label
-from verity.errors import BudgetExceededError, ModelOutputError
+from verity.errors import ContextOverflowError, ModelOutputError
 from verity.llm.client import ModelClient
 from verity.llm.spec import ModelSet
 from verity.methods.base import load_method
@@ -250,7 +250,7 @@ class Failing(Timed):
     def _answer(self, messages, schema) -> str:
         subject = _subject(messages)
         if subject in ("Alien came out in 1979.", "Alien won an Academy Award."):
-            raise BudgetExceededError(f"prompt for {subject!r} over the context")
+            raise ContextOverflowError(f"prompt for {subject!r} over the context")
         return super()._answer(messages, schema)
 
 

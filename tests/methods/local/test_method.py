@@ -562,7 +562,7 @@ def test_reasons_are_bounded_in_the_answer_format_but_not_on_reading() -> None:
 
 
 def test_a_prompt_over_the_context_costs_its_iteration_not_the_claim() -> None:
-    from verity.errors import BudgetExceededError
+    from verity.errors import ContextOverflowError
 
     # it1: v=F, L=F (p_l T), C=F -> NEG 1. it2: the fact verifier's prompt is over the
     # context. it3: NEG 2. REFUTED, 2/2, from iterations 1 and 3.
@@ -573,7 +573,7 @@ def test_a_prompt_over_the_context_costs_its_iteration_not_the_claim() -> None:
         if schema and schema["title"] == "FactAnswer":
             calls["fact"] += 1
             if calls["fact"] == 2:
-                raise BudgetExceededError("Requested tokens (4203) exceed context window of 4096")
+                raise ContextOverflowError("Requested tokens (4203) exceed context window of 4096")
         return inner(messages, schema)
 
     verdict = method(script).verify(CLAIM, evidence=GOLD)

@@ -88,6 +88,7 @@ class AdSentConfig(BaselineConfig):
     max_rewrite_ratio: float = Field(
         default=2.0,
         ge=1.0,
+        le=10.0,
         description="a rewrite is cut to this many times the characters of its input, "
         "as the rewrite should neither expand nor summarise",
     )

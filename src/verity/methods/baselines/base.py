@@ -39,13 +39,18 @@ from verity.sources.base import Source
 class BaselineConfig(MethodConfig):
     """Settings every baseline has; a baseline's own settings subclass this."""
 
+    # Upper bounds here and in every baseline's settings are verity's, so that a request
+    # cannot ask for an unbounded search or prompt; each is well above what the baselines'
+    # papers and code use.
     k: int = Field(default=5, ge=1, le=50, description="passages per source per search")
     max_passages: int = Field(
-        default=10, ge=1, description="passages kept per search, all sources together"
+        default=10, ge=1, le=100, description="passages kept per search, all sources together"
     )
-    max_chars: int = Field(default=1000, ge=100, description="characters shown per passage")
+    max_chars: int = Field(
+        default=1000, ge=100, le=20_000, description="characters shown per passage"
+    )
     max_article_words: int = Field(
-        default=600, ge=1, description="words of an article's text shown to the model"
+        default=600, ge=1, le=20_000, description="words of an article's text shown to the model"
     )
 
 

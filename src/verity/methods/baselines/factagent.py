@@ -125,6 +125,7 @@ class FactAgentConfig(BaselineConfig):
 
     tools: tuple[Tool, ...] = Field(
         default=WORKFLOW,
+        max_length=len(WORKFLOW),
         description="tools run, in workflow order (the paper leaves out standing on "
         "GossipCop, which is not political news)",
     )
@@ -132,8 +133,10 @@ class FactAgentConfig(BaselineConfig):
         default="llm", description="llm = the model weighs the findings; majority = a vote"
     )
     # Ours: a search tool's results are read whole by one call, so they are kept short.
-    max_passages: int = Field(default=5, ge=1, description="search results the tool reads")
-    max_chars: int = Field(default=500, ge=100, description="characters shown per result")
+    max_passages: int = Field(default=5, ge=1, le=100, description="search results the tool reads")
+    max_chars: int = Field(
+        default=500, ge=100, le=20_000, description="characters shown per result"
+    )
 
 
 class FactAgent(Baseline):

@@ -103,19 +103,26 @@ class FireConfig(BaselineConfig):
     # FIRE config.py: num_searches = 3 results per search.
     k: int = Field(default=3, ge=1, le=50, description="passages per source per search")
     max_passages: int = Field(
-        default=3, ge=1, description="passages kept per search, all sources together"
+        default=3, ge=1, le=100, description="passages kept per search, all sources together"
     )
     # FIRE reads search-engine snippets, a sentence or two each; longer passages are cut
     # to about that length so that five searches fit a small model's context.
-    max_chars: int = Field(default=300, ge=100, description="characters shown per passage")
-    # FIRE config.py: max_steps = 5.
-    max_steps: int = Field(default=5, ge=0, description="most searches before a forced answer")
+    max_chars: int = Field(
+        default=300, ge=100, le=20_000, description="characters shown per passage"
+    )
+    # FIRE config.py: max_steps = 5; at most 20 is verity's bound, four times that.
+    max_steps: int = Field(
+        default=5, ge=0, le=20, description="most searches before a forced answer"
+    )
     early_stop: bool = Field(
         default=True, description="stop searching when a query or its results repeat"
     )
     # FIRE config.py: max_tolerance = 2 (a value of 1 would stop at every query).
     tolerance: int = Field(
-        default=2, ge=2, description="repeats within this many searches that stop the search"
+        default=2,
+        ge=2,
+        le=20,
+        description="repeats within this many searches that stop the search",
     )
     # verify_atomic_claim.py: get_sentence_similarity(..., threshold=0.9).
     similarity: float = Field(

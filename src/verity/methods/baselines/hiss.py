@@ -107,12 +107,15 @@ class HissConfig(BaselineConfig):
     """Settings of ``hiss``."""
 
     # HiSS.py's demonstrations split a claim into at most 4 subclaims.
-    max_subclaims: int = Field(default=4, ge=1, description="subclaims kept from the split")
+    # At most 20 (here and for questions) is verity's bound.
+    max_subclaims: int = Field(default=4, ge=1, le=20, description="subclaims kept from the split")
     # HiSS.py asks until the model moves on, with no cap; its demonstrations ask at most 4
     # questions for one (sub)claim.
-    max_questions: int = Field(default=4, ge=1, description="questions per subclaim")
+    max_questions: int = Field(default=4, ge=1, le=20, description="questions per subclaim")
     # A search engine snippet is the answer (HiSS.py takes Google's "snippet").
-    max_chars: int = Field(default=300, ge=50, description="characters of a search answer")
+    max_chars: int = Field(
+        default=300, ge=50, le=20_000, description="characters of a search answer"
+    )
     # HiSS.py: `if 'fact' not in ...['link']`, keeping fact-checking sites out.
     skip_fact_links: bool = Field(
         default=True, description='skip search results whose URL contains "fact"'

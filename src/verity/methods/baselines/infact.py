@@ -126,14 +126,14 @@ JUDGE = Step(
 class InfactConfig(BaselineConfig):
     """Settings of ``infact``; where each default comes from is noted beside it."""
 
-    # DEFAME infact.py: _pose_questions(no_of_questions=10).
-    questions: int = Field(default=10, ge=1, description="questions posed about the claim")
+    # DEFAME infact.py: _pose_questions(no_of_questions=10); at most 50 is verity's bound.
+    questions: int = Field(default=10, ge=1, le=50, description="questions posed about the claim")
     # InFact asks the model to be frugal and sets no number; this cap is verity's guard.
-    max_queries: int = Field(default=3, ge=1, description="search queries kept per question")
+    max_queries: int = Field(default=3, ge=1, le=20, description="search queries kept per question")
     # DEFAME config/experiments/averitec.yaml: limit_per_search: 5.
     k: int = Field(default=5, ge=1, le=50, description="passages per source per search")
     max_passages: int = Field(
-        default=5, ge=1, description="passages kept per search, all sources together"
+        default=5, ge=1, le=100, description="passages kept per search, all sources together"
     )
 
 

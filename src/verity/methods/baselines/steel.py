@@ -119,8 +119,10 @@ class SteelConfig(BaselineConfig):
         le=1.0,
         description="a round's label ends the search only with at least this confidence",
     )
-    max_passages: int = Field(default=5, ge=1, description="new passages shown per round")
-    max_chars: int = Field(default=600, ge=100, description="characters shown per passage")
+    max_passages: int = Field(default=5, ge=1, le=100, description="new passages shown per round")
+    max_chars: int = Field(
+        default=600, ge=100, le=20_000, description="characters shown per passage"
+    )
 
 
 class Steel(Baseline):

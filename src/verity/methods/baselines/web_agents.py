@@ -44,6 +44,7 @@ from verity.methods.baselines.agentloop import (
 )
 from verity.methods.baselines.base import Baseline, BaselineConfig
 from verity.methods.common import numbered
+from verity.methods.settings import RequestText
 
 
 class ClaimTurn(BaseModel):
@@ -111,16 +112,21 @@ SUMMARISE = Step(
 class WebAgentsConfig(BaselineConfig):
     """Settings of ``web-agents``."""
 
-    # parallel.py: MAX_NUM_TURNS = 10.
-    max_turns: int = Field(default=10, ge=1, description="main-agent turns before it stops")
+    # parallel.py: MAX_NUM_TURNS = 10; at most 50 is verity's bound, five times that.
+    max_turns: int = Field(default=10, ge=1, le=50, description="main-agent turns before it stops")
     # parallel.py: MAX_SEARCH_RESULTS = 10, each result's text cut at 1,600 characters.
     k: int = Field(default=10, ge=1, le=50, description="passages per source per search")
-    max_passages: int = Field(default=10, ge=1, description="results the search agent reads")
-    max_chars: int = Field(default=1600, ge=100, description="characters kept per result")
+    max_passages: int = Field(
+        default=10, ge=1, le=100, description="results the search agent reads"
+    )
+    max_chars: int = Field(
+        default=1600, ge=100, le=20_000, description="characters kept per result"
+    )
     # parallel.py: the main agent samples at temperature 0.7.
     temperature: float = Field(default=0.7, ge=0.0, le=2.0, description="main agent only")
     # parallel.py drops every result from politifact.com, the dataset's own fact-checker.
-    excluded_domains: tuple[str, ...] = ("politifact.com",)
+    # A request may give its own list, of at most 200 domains (verity's bound).
+    excluded_domains: tuple[RequestText, ...] = Field(default=("politifact.com",), max_length=200)
     fallback: Literal["none", "last"] = Field(
         default="none",
         description="when the turns run out: none = NOT_ENOUGH_INFO (no prediction, as in "

@@ -35,7 +35,7 @@ from pydantic import Field
 
 from verity import schedule
 from verity.domain import Article, Claim, Evidence, Label, Verdict
-from verity.errors import BudgetExceededError, ModelOutputError, VerityError
+from verity.errors import ContextOverflowError, ModelOutputError, VerityError
 from verity.llm.base import GenParams
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
@@ -57,6 +57,7 @@ from verity.methods.local.records import (
 )
 from verity.methods.local.render import explanation, markdown, summary
 from verity.methods.local.updater import ConfidenceUpdater
+from verity.methods.settings import OperatorPath
 from verity.sources.base import Source
 
 T = TypeVar("T")
@@ -85,16 +86,21 @@ class LocalConfig(MethodConfig):
         description="built-in demonstrations; auto = the benchmark dataset's own set "
         "(hover, feverous-s), else the general set",
     )
-    demos_file: str | None = Field(
+    # A file on the server: the operator's, not a request's (verity.methods.settings).
+    demos_file: OperatorPath | None = Field(
         default=None,
         description='JSON file {"demos": [...]} replacing the built-in set, e.g. 20 '
         "decompositions from a dataset's training split",
     )
-    # 4.3: "the top 5 paragraphs provided by the retrieval tool".
-    k: int = Field(default=5, ge=1, description="passages per sub-task in the open setting")
-    max_chars: int = Field(default=600, ge=100, description="characters kept per passage")
-    # 4.3: "The maximum number of iterations is set to 3."
-    max_iterations: int = Field(default=3, ge=1)
+    # 4.3: "the top 5 paragraphs provided by the retrieval tool" (at most 50: verity's
+    # bound, as for the baselines' k).
+    k: int = Field(default=5, ge=1, le=50, description="passages per sub-task in the open setting")
+    max_chars: int = Field(
+        default=600, ge=100, le=20_000, description="characters kept per passage"
+    )
+    # 4.3: "The maximum number of iterations is set to 3." At most 10 is verity's bound,
+    # over three times the paper's, which every experiment of the paper (5.2, 5.6) keeps.
+    max_iterations: int = Field(default=3, ge=1, le=10)
     logical_eval: bool = True
     counterfactual_eval: bool = True
     resample_temperature: float = Field(default=0.7, ge=0.0, le=2.0)
@@ -208,7 +214,7 @@ class LocalMethod(MethodBase):
             try:
                 solution = await self._solve(claim, setting, evidence or (), index, log)
                 judged = await self._judge(claim, solution, log)
-            except (ModelOutputError, BudgetExceededError) as exc:
+            except (ModelOutputError, ContextOverflowError) as exc:
                 # An answer that cannot be read, or a prompt over the model's context (a
                 # repair round on top of 20 demonstrations, long gold evidence): the
                 # iteration is spent; the counts already earned stay (3.2.5).

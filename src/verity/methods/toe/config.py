@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from verity.methods.base import MethodConfig
+from verity.methods.settings import OperatorPath
 
 # Table III's tool ablations (the paper's), and verity's component variants, which are
 # not ablations of the paper and are reported as such.
@@ -35,8 +36,9 @@ COMPONENT_VARIANTS: dict[str, dict[str, Any]] = {
 class ToeConfig(MethodConfig):
     """Settings of ``toe``."""
 
-    # §IV-A: "a maximum of 20 iterations" and a depth of at most 5.
-    max_iterations: int = Field(default=20, ge=1, description="T_max of Algorithm 1")
+    # §IV-A: "a maximum of 20 iterations" and a depth of at most 5. At most 100
+    # iterations is verity's bound: five times the paper's T_max.
+    max_iterations: int = Field(default=20, ge=1, le=100, description="T_max of Algorithm 1")
     max_depth: int = Field(default=5, ge=1, le=5, description="root is depth 1")
     # Tab. I: 5 search steps; §IV-A: at most 10 documents per node.
     max_steps: int = Field(default=5, ge=1, le=5, description="searches per node episode")
@@ -56,14 +58,19 @@ class ToeConfig(MethodConfig):
     aggregation: Literal["auto", "network", "rule"] = Field(
         default="auto", description="auto: the aggregation network when weights hold one"
     )
+    # At most 10 is verity's bound: ten times a child's full weight.
     self_weight: float = Field(
-        default=0.0, ge=0.0, description="the node's own score as one more child (0: off)"
+        default=0.0,
+        ge=0.0,
+        le=10.0,
+        description="the node's own score as one more child (0: off)",
     )
-    weights: str | None = Field(
+    # A folder on the server: the operator's, not a request's (verity.methods.settings).
+    weights: OperatorPath | None = Field(
         default=None, description="folder written by `verity train toe` (none: untrained)"
     )
     remove_tools: tuple[Literal["arxiv", "refute", "factcheck", "social"], ...] = Field(
-        default=(), description="Table III's tool groups to mask"
+        default=(), max_length=4, description="Table III's tool groups to mask"
     )
     uncertain_label: Literal["auto", "CONFLICTING", "NOT_ENOUGH_INFO"] = Field(
         default="auto",

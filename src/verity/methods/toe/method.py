@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from verity.domain import Article, Claim, Evidence, Label, Verdict
-from verity.errors import BudgetExceededError, ConfigError, ModelOutputError
+from verity.errors import ConfigError, ContextOverflowError, ModelOutputError
 from verity.llm.calllog import CallLog
 from verity.llm.spec import ModelSet
 from verity.methods.base import MethodBase
@@ -196,7 +196,7 @@ class ToeMethod(MethodBase):
         log = CallLog()
         try:
             grown = await self.grow(claim, log)
-        except BudgetExceededError as exc:
+        except ContextOverflowError as exc:
             raise ModelOutputError(f"toe: a prompt did not fit the model: {exc}") from exc
         root = grown.tree.root
         if root.v is None or root.r is None:

@@ -40,6 +40,7 @@ from verity.llm.spec import ModelSet
 from verity.llm.step import Delimited, Step, data_block, inert
 from verity.methods.base import MethodBase, MethodConfig
 from verity.methods.common import require_claim
+from verity.methods.settings import OperatorPath
 from verity.methods.wkgfc.agent import Episode, Tools, run_policy
 from verity.methods.wkgfc.context import fit_lines, free_tokens
 from verity.methods.wkgfc.expand import Beam, expand_hop, valid_choices
@@ -62,23 +63,39 @@ class WkgfcConfig(MethodConfig):
     """Settings of ``wkgfc``: the paper's where it gives them, else verity's, each said so."""
 
     mode: Mode = "full"
-    # Section 5.6: "we set k = 4 and N = 4 in our main experiments".
-    k: int = Field(default=4, ge=1, description="beam size: relations and entities per hop")
-    hops: int = Field(default=4, ge=0, description="N, the hops of the initial retrieval")
-    # verity's choices: the paper bounds the agent's steps (5.7) without giving the bound.
-    max_steps: int = Field(default=6, ge=1, description="policy actions before a forced verdict")
-    agent_hops: int = Field(default=4, ge=0, description="expandKG hops the agent may add")
-    follow_limit: int = Field(default=50, ge=1, description="statements read per kept relation")
-    web_k: int = Field(default=10, ge=1, description="passages per web source")
-    web_keep: int = Field(default=5, ge=1, description="most passages kept per search")
-    passage_chars: int = Field(default=600, ge=1, description="characters of a web passage")
-    given_chars: int = Field(default=3000, ge=1, description="characters of a given passage")
+    # Section 5.6: "we set k = 4 and N = 4 in our main experiments", after a sweep of k
+    # from 3 to 5 and N from 2 to 5 (Fig. 3). The upper bounds are verity's: four times
+    # the sweep's largest k, twice its largest N.
+    k: int = Field(default=4, ge=1, le=20, description="beam size: relations and entities per hop")
+    hops: int = Field(default=4, ge=0, le=10, description="N, the hops of the initial retrieval")
+    # verity's choices: the paper bounds the agent's steps (5.7) without giving the bound;
+    # the upper bounds below are verity's too.
+    max_steps: int = Field(
+        default=6, ge=1, le=20, description="policy actions before a forced verdict"
+    )
+    agent_hops: int = Field(default=4, ge=0, le=10, description="expandKG hops the agent may add")
+    follow_limit: int = Field(
+        default=50, ge=1, le=1000, description="statements read per kept relation"
+    )
+    web_k: int = Field(default=10, ge=1, le=50, description="passages per web source")
+    web_keep: int = Field(default=5, ge=1, le=50, description="most passages kept per search")
+    passage_chars: int = Field(
+        default=600, ge=1, le=20_000, description="characters of a web passage"
+    )
+    given_chars: int = Field(
+        default=3000, ge=1, le=50_000, description="characters of a given passage"
+    )
+    # At most 2**20 tokens: above the context of any model verity can reach.
     context_tokens: int | None = Field(
-        default=None, ge=256, description="the models' context, when the backend cannot tell"
+        default=None,
+        ge=256,
+        le=2**20,
+        description="the models' context, when the backend cannot tell",
     )
     fuse_web: bool = Field(default=True, description="turn kept passages into graph statements")
-    facts_per_passage: int = Field(default=3, ge=1)
-    policy_prompt: str | None = Field(
+    facts_per_passage: int = Field(default=3, ge=1, le=20)
+    # A file on the server: the operator's, not a request's (verity.methods.settings).
+    policy_prompt: OperatorPath | None = Field(
         default=None, description="an optimised policy prompt (JSON file from verity optimize)"
     )
 

@@ -31,6 +31,7 @@ from verity.llm.client import ModelClient
 from verity.llm.spec import ModelSet
 from verity.llm.step import Delimited, Step
 from verity.methods.base import MethodBase, MethodConfig
+from verity.methods.settings import RequestText
 from verity.methods.zofia import agents
 from verity.methods.zofia.claims import CheckedClaim, verify_claims
 from verity.methods.zofia.debate import (
@@ -95,39 +96,57 @@ class ZofiaConfig(MethodConfig):
     )
     composition: Literal["and", "or"] = "and"
     # Algorithms 2 and 3 and sections 5.1 and 5.5: the values and their citations live in
-    # KeywordParams, the one place that holds them.
-    lambda_init: float = _PAPER.lambda_init
-    delta: float = _PAPER.delta
-    n_min: int = Field(default=_PAPER.n_min, ge=1)
-    tau_floor: float = _PAPER.tau_floor
-    lambda_min: float = _PAPER.lambda_min
-    lambda_max: float = _PAPER.lambda_max
-    alpha: float = _PAPER.alpha
-    beta: float = _PAPER.beta
-    gamma: float = _PAPER.gamma
-    prev_init: float = _PAPER.prev_init
-    max_keywords: int | None = Field(default=_PAPER.max_keywords, ge=1, description="None: no cap")
+    # KeywordParams, the one place that holds them. The bounds are KeywordParams' own
+    # checks where it has them; the upper bounds beyond those are verity's, each well
+    # above the paper's value, so that a request cannot ask for an endless schedule.
+    lambda_init: float = Field(default=_PAPER.lambda_init, ge=0.0, le=1.0)
+    # Algorithm 2 lowers the threshold by delta from lambda_init (at most 1) to the floor:
+    # a delta of at least 0.01 ends that loop within 100 steps (the paper's 0.1: 7).
+    delta: float = Field(default=_PAPER.delta, ge=0.01, le=1.0)
+    n_min: int = Field(default=_PAPER.n_min, ge=1, le=20)
+    tau_floor: float = Field(default=_PAPER.tau_floor, ge=0.0, le=1.0)
+    lambda_min: float = Field(default=_PAPER.lambda_min, ge=0.0, le=1.0)
+    lambda_max: float = Field(default=_PAPER.lambda_max, ge=0.0, le=1.0)
+    # verity's bounds: over three times the paper's alpha (0.3), eight times its beta (2.5).
+    alpha: float = Field(default=_PAPER.alpha, ge=0.0, le=1.0)
+    beta: float = Field(default=_PAPER.beta, ge=0.0, le=20.0)
+    gamma: float = Field(default=_PAPER.gamma, ge=0.0, le=1.0)
+    # An MMR score is at most 1, so a reference above 1 would end every selection at once.
+    prev_init: float = Field(default=_PAPER.prev_init, ge=0.0, le=1.0)
+    max_keywords: int | None = Field(
+        default=_PAPER.max_keywords, ge=1, le=50, description="None: no cap"
+    )
     mmr: Literal["paper", "relaxed"] = "paper"
-    variant_terms: int = Field(default=5, ge=1, description="terms for q-tfidf, q-llm-ner")
+    variant_terms: int = Field(default=5, ge=1, le=50, description="terms for q-tfidf, q-llm-ner")
     web: bool = True
     wikipedia: bool = True
-    web_results: int = Field(default=10, ge=1, description="web results kept (5.1)")
-    exclude_domains: tuple[str, ...] = DEFAULT_EXCLUDED
-    wiki_candidates: int = Field(default=10, ge=1, description="hits searched for senses")
-    wiki_sentences: int = Field(default=3, ge=1, description="summary sentences kept (5.1)")
+    web_results: int = Field(default=10, ge=1, le=50, description="web results kept (5.1)")
+    # A request may give its own list, of at most 200 domains (verity's bound).
+    exclude_domains: tuple[RequestText, ...] = Field(default=DEFAULT_EXCLUDED, max_length=200)
+    wiki_candidates: int = Field(default=10, ge=1, le=50, description="hits searched for senses")
+    wiki_sentences: int = Field(default=3, ge=1, le=20, description="summary sentences kept (5.1)")
     linguist: bool = True
     expert: bool = True
     claim_verification: bool = True
     debate: bool = True
-    top_k: int = Field(default=5, ge=1, description="chunks per claim (eq. 9)")
+    top_k: int = Field(default=5, ge=1, le=50, description="chunks per claim (eq. 9)")
     theta_sim: float = Field(default=0.1, ge=-1.0, le=1.0, description="eq. 9, 5.1")
-    chunk_words: int = Field(default=80, ge=10)
-    max_rounds: int = Field(default=MAX_ROUNDS, ge=1, description="B.6: 5")
+    chunk_words: int = Field(default=80, ge=10, le=1000)
+    # At most 20 rounds is verity's bound: four times B.6's 5.
+    max_rounds: int = Field(default=MAX_ROUNDS, ge=1, le=20, description="B.6: 5")
+    # At most 2**20 tokens: above the context of any model verity can reach.
     context_tokens: int | None = Field(
-        default=None, ge=512, description="the model's context window, if the model cannot say"
+        default=None,
+        ge=512,
+        le=2**20,
+        description="the model's context window, if the model cannot say",
     )
-    max_chars: int = Field(default=600, ge=50, description="characters per passage shown")
-    max_tokens: int | None = Field(default=None, ge=1, description="output tokens per call")
+    max_chars: int = Field(
+        default=600, ge=50, le=20_000, description="characters per passage shown"
+    )
+    max_tokens: int | None = Field(
+        default=None, ge=1, le=32_768, description="output tokens per call"
+    )
 
     def keyword_params(self) -> KeywordParams:
         """The parameters of Algorithms 2 and 3."""

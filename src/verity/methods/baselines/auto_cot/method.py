@@ -54,6 +54,7 @@ from verity.methods.baselines.agentloop import (
 from verity.methods.baselines.auto_cot.cluster import Vectors, cluster_orders
 from verity.methods.baselines.base import Baseline, BaselineConfig
 from verity.methods.common import ClaimJudgement
+from verity.methods.settings import OperatorDataset
 from verity.nlp.embed import LONGEST_CHARS, Encoder, default_encoder
 from verity.nlp.text import split_sentences
 from verity.sources.base import Source
@@ -85,25 +86,30 @@ class AutoCotConfig(BaselineConfig):
     """Settings of ``auto-cot``."""
 
     # run_demo.py: num_clusters = 8 for most tasks (4, 6 or 7 for a few); one demo each.
-    clusters: int = Field(default=8, ge=1, description="clusters, so demonstrations")
+    clusters: int = Field(default=8, ge=1, le=50, description="clusters, so demonstrations")
     # run_demo.py: a demonstration's question has at most 60 tokens (words).
-    max_question_words: int = Field(default=60, ge=1, description="words of a demo's text")
+    max_question_words: int = Field(default=60, ge=1, le=1000, description="words of a demo's text")
     # run_demo.py --max_ra_len: at most 5 reasoning steps.
-    max_rationale_steps: int = Field(default=5, ge=1, description="sentences of a demo's reasoning")
+    max_rationale_steps: int = Field(
+        default=5, ge=1, le=50, description="sentences of a demo's reasoning"
+    )
     # run_demo.py --sampling: "center" tries the member nearest the centre first.
     sampling: Literal["center", "random"] = "center"
     # run_demo.py --random_seed.
-    seed: int = 192
-    pool: str | None = Field(
+    seed: int = Field(default=192, ge=0, le=2**32 - 1)
+    # A dataset's name, which may name a folder (advfact:DIR): the operator's, not a
+    # request's (verity.methods.settings).
+    pool: OperatorDataset | None = Field(
         default=None,
         description="dataset whose texts are clustered; unset: the benchmark's dataset, "
         'else the subjects checked so far; "seen": always the subjects checked so far',
     )
     # Ours: the paper clusters a whole test set; a cap keeps the encoding cost bounded.
-    max_pool: int = Field(default=1000, ge=1, description="texts sampled from the pool")
+    # At most 10,000: a few times the largest test set the Auto-CoT paper clusters.
+    max_pool: int = Field(default=1000, ge=1, le=10_000, description="texts sampled from the pool")
     # Ours: the paper's code reasoned about every question first; here only candidates
     # are reasoned about, up to this many per cluster.
-    tries: int = Field(default=3, ge=1, description="candidates reasoned about per cluster")
+    tries: int = Field(default=3, ge=1, le=20, description="candidates reasoned about per cluster")
 
 
 class AutoCot(Baseline):

@@ -46,6 +46,7 @@ from verity.methods.baselines.cape_fnd.bootstrap import (
     split_examples,
 )
 from verity.methods.baselines.cape_fnd.steps import ANALOGY, BACKGROUND, JUDGE, PLAIN
+from verity.methods.settings import OperatorDataset
 from verity.sources.base import Source
 
 SKIPPED = "(not used in this run)"
@@ -57,18 +58,26 @@ class CapeFndConfig(BaselineConfig):
     background: bool = Field(default=True, description="write the news's background first")
     analogy: bool = Field(default=True, description="recall analogous cases first")
     constraints: bool = Field(default=True, description="judge under the veracity constraints")
-    optimise_on: str | None = Field(
+    # A dataset's name, which may name a folder (advfact:DIR): the operator's, not a
+    # request's (verity.methods.settings).
+    optimise_on: OperatorDataset | None = Field(
         default=None,
         description="labelled dataset for the bootstrap random search; unset: zero-shot",
     )
-    # Ours, kept small: the abstract gives no sizes.
-    train: int = Field(default=16, ge=1, description="training examples bootstrapped")
-    valid: int = Field(default=16, ge=1, description="validation examples scoring candidates")
-    # DSPy's BootstrapFewShotWithRandomSearch: max_bootstrapped_demos = 4.
-    demos: int = Field(default=4, ge=1, description="most demonstrations in a candidate")
-    # Ours (DSPy's default is 16 candidates): each costs one call per validation example.
-    candidates: int = Field(default=8, ge=1, description="candidate prompts, zero-shot included")
-    seed: int = 0
+    # Ours, kept small: the abstract gives no sizes; the upper bounds are ours too.
+    train: int = Field(default=16, ge=1, le=500, description="training examples bootstrapped")
+    valid: int = Field(
+        default=16, ge=1, le=500, description="validation examples scoring candidates"
+    )
+    # DSPy's BootstrapFewShotWithRandomSearch: max_bootstrapped_demos = 4 (at most 16:
+    # four times that, verity's bound).
+    demos: int = Field(default=4, ge=1, le=16, description="most demonstrations in a candidate")
+    # Ours (DSPy's default is 16 candidates, at most 64 here): each costs one call per
+    # validation example.
+    candidates: int = Field(
+        default=8, ge=1, le=64, description="candidate prompts, zero-shot included"
+    )
+    seed: int = Field(default=0, ge=0, le=2**32 - 1)
 
 
 class CapeFnd(Baseline):

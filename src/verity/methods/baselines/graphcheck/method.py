@@ -122,20 +122,25 @@ class GraphCheckConfig(BaselineConfig):
     """Settings of ``graphcheck``; see the package docstring for where each comes from."""
 
     max_chars: int = Field(
-        default=4000, ge=100, description="characters shown per evidence passage"
+        default=4000, ge=100, le=20_000, description="characters shown per evidence passage"
     )
     # GraphCheck's repository caps the verifier's text (prompt, claim and document) at
     # max_txt_len = 1024 tokens (src/config.py): about 4,000 characters of English.
     max_doc_chars: int = Field(
-        default=4000, ge=100, description="characters of evidence shown, all passages together"
+        default=4000,
+        ge=100,
+        le=50_000,
+        description="characters of evidence shown, all passages together",
     )
     # Its released SummEval graphs hold at most 16 claim triples and 26 document triples
     # on average (dataset/summeval/summeval.pkl); the caps bound an answer, not a text.
-    max_claim_triples: int = Field(default=16, ge=1, description="claim triples kept")
-    max_document_triples: int = Field(default=30, ge=1, description="document triples kept")
+    # Their upper bounds (and every other one here) are verity's.
+    max_claim_triples: int = Field(default=16, ge=1, le=200, description="claim triples kept")
+    max_document_triples: int = Field(default=30, ge=1, le=500, description="document triples kept")
     extract_max_tokens: int = Field(
         default=1024,
         ge=64,
+        le=32_768,
         description="answer tokens allowed to each extraction call (a long triple list); "
         "at least the model's own setting",
     )
@@ -149,7 +154,9 @@ class GraphCheckConfig(BaselineConfig):
     hops: int = Field(
         default=1, ge=1, le=3, description="edges this far from a matched entity are aligned"
     )
-    max_aligned: int = Field(default=5, ge=1, description="document triples per claim triple")
+    max_aligned: int = Field(
+        default=5, ge=1, le=50, description="document triples per claim triple"
+    )
     show_document: bool = Field(
         default=True,
         description="show the document text to the verifier beside the graphs, as "

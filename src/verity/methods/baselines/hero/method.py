@@ -132,15 +132,19 @@ class HeroConfig(BaselineConfig):
     # search with the claim fills it, with more passages than a single judgement reads.
     k: int = Field(default=10, ge=1, le=50, description="passages per source")
     max_passages: int = Field(
-        default=20, ge=1, description="passages in the store, all sources together"
+        default=20, ge=1, le=100, description="passages in the store, all sources together"
     )
-    # hyde_fc_generation.py: VLLMGenerator(n=8, max_tokens=512, temperature=0.7).
-    documents: int = Field(default=8, ge=1, description="hypothetical documents (HyDE-FC)")
-    document_tokens: int = Field(default=512, ge=16, description="tokens per document")
+    # hyde_fc_generation.py: VLLMGenerator(n=8, max_tokens=512, temperature=0.7); the
+    # upper bounds (four and eight times those) are verity's.
+    documents: int = Field(default=8, ge=1, le=32, description="hypothetical documents (HyDE-FC)")
+    document_tokens: int = Field(default=512, ge=16, le=4096, description="tokens per document")
     temperature: float = Field(default=0.7, ge=0.0, le=2.0, description="sampling temperature")
-    # retrieval.py: --top_k 10000 sentences by BM25; reranking.py: --top_k 10.
-    bm25_k: int = Field(default=10_000, ge=1, description="sentences kept by BM25")
-    evidence_k: int = Field(default=10, ge=1, description="sentences kept by the dense rank")
+    # retrieval.py: --top_k 10000 sentences by BM25; reranking.py: --top_k 10. The upper
+    # bounds, ten times those, are verity's.
+    bm25_k: int = Field(default=10_000, ge=1, le=100_000, description="sentences kept by BM25")
+    evidence_k: int = Field(
+        default=10, ge=1, le=100, description="sentences kept by the dense rank"
+    )
 
 
 class Hero(Baseline):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import string
 from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -30,6 +30,7 @@ from verity.methods.baselines.nli.checkpoint import (
 )
 from verity.methods.baselines.nli.labels import KNOWN_NAMES, VerdictName, normal_name
 from verity.methods.common import require_claim
+from verity.methods.settings import OperatorOnly, OperatorPath, OperatorTemplate
 from verity.sources.base import Source
 
 # Flan-T5's question as ProgramFC asks it (models/question_answering.py,
@@ -66,7 +67,10 @@ class Prediction(BaseModel):
 class NliConfig(BaselineConfig):
     """Settings of ``nli``; ``checkpoint`` is required."""
 
-    checkpoint: str = Field(
+    # The checkpoint, its class names and its templates describe a model on the server:
+    # they are the operator's, never a request's (verity.methods.settings). A template is
+    # a format string, which could pad a field to any width.
+    checkpoint: OperatorPath = Field(
         default="",
         description="folder of a local Hugging Face checkpoint (required; nothing is downloaded)",
     )
@@ -75,33 +79,44 @@ class NliConfig(BaselineConfig):
         description="sequence classifier or seq2seq model; auto reads the checkpoint's "
         "architectures",
     )
-    labels: dict[str, VerdictName] = Field(
+    labels: Annotated[
+        dict[str, VerdictName], OperatorOnly("the class names of the checkpoint on the server")
+    ] = Field(
         default_factory=dict,
         description="class names (or class ids, or answer words) to verdicts, over the "
         "built-in names (entailment, contradiction, neutral, supports, refutes, true, false)",
     )
     max_chars: int = Field(
-        default=4000, ge=100, description="characters kept per passage before the token cap"
+        default=4000,
+        ge=100,
+        le=20_000,
+        description="characters kept per passage before the token cap",
     )
+    # At most 16,384 tokens (verity's bound): above the longest input of the checkpoints
+    # the papers name (MultiVerS's Longformer reads 4,096).
     max_length: int = Field(
         default=512,
         ge=16,
+        le=16_384,
         description="tokens of the model's input; the evidence is cut to fit (512: the "
         "input length of BERT, RoBERTa, DeBERTa and T5 checkpoints)",
     )
-    passage_format: str = Field(
+    passage_format: OperatorTemplate = Field(
         default="{text}",
         description="how each passage is written into the evidence ({n}, {title}, {text}); "
         "passages are joined by line breaks",
     )
-    template: str = Field(
+    template: OperatorTemplate = Field(
         default=TEMPLATE, description="seq2seq prompt with evidence ({evidence}, {claim})"
     )
-    closed_template: str = Field(
+    closed_template: OperatorTemplate = Field(
         default=CLOSED_TEMPLATE, description="seq2seq prompt without evidence ({claim})"
     )
-    # ProgramFC generates at most 8 new tokens for a verification answer.
-    max_new_tokens: int = Field(default=8, ge=1, description="seq2seq answer length, tokens")
+    # ProgramFC generates at most 8 new tokens for a verification answer (at most 512:
+    # verity's bound).
+    max_new_tokens: int = Field(
+        default=8, ge=1, le=512, description="seq2seq answer length, tokens"
+    )
 
     @field_validator("passage_format")
     @classmethod

@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field
 
 from verity import schedule
 from verity.domain import Article, Claim, Evidence, Verdict
-from verity.errors import BudgetExceededError, ModelOutputError
+from verity.errors import ContextOverflowError, ModelOutputError
 from verity.llm.base import GenParams
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
@@ -184,7 +184,7 @@ class ProgramFc(SettingBaseline):
                 calls=len(program.subtasks),
             )
             steps, found, prediction = await self._execute(program, claim, setting, gold, log)
-        except (ModelOutputError, BudgetExceededError) as exc:
+        except (ModelOutputError, ContextOverflowError) as exc:
             log.milestone(
                 "programfc.failed", f"program {index + 1} gave no prediction", sample=index + 1
             )

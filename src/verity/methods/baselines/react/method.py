@@ -47,14 +47,15 @@ from verity.nlp.text import split_sentences
 class ReactConfig(BaselineConfig):
     """Settings of ``react``."""
 
-    # FEVER.ipynb: `for i in range(1, 8)`, seven thought-action-observation steps.
-    max_steps: int = Field(default=7, ge=1, description="steps before the run stops")
+    # FEVER.ipynb: `for i in range(1, 8)`, seven thought-action-observation steps; at
+    # most 30 is verity's bound, a little over four times that.
+    max_steps: int = Field(default=7, ge=1, le=30, description="steps before the run stops")
     # wikienv.py shows the first 5 sentences of the page a search lands on.
     observation_sentences: int = Field(
-        default=5, ge=1, description="sentences shown of each passage a search finds"
+        default=5, ge=1, le=50, description="sentences shown of each passage a search finds"
     )
     # A web search API returns several results where Wikipedia gave one page; ours.
-    observe: int = Field(default=3, ge=1, description="passages shown per search")
+    observe: int = Field(default=3, ge=1, le=20, description="passages shown per search")
     demonstrations: bool = Field(
         default=True, description="show two short example steps of the format first"
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Awaitable, Sequence
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 from urllib.parse import urlparse
 
 from pydantic import Field, field_validator
@@ -35,6 +35,7 @@ from verity.methods.baselines.teller.questions import (
 )
 from verity.methods.common import numbered
 from verity.methods.direct import claim_context
+from verity.methods.settings import OperatorOnly
 
 # TELLER's rules are learned from a training split with its own model's answers; neither
 # the learned rules nor that model can be had here. These are written by hand in the same
@@ -53,14 +54,19 @@ MAX_STATEMENTS = 3
 class TellerConfig(BaselineConfig):
     """Settings of ``teller``."""
 
-    rules: dict[str, list[list[str]]] = Field(
+    # A rule set is the operator's (verity.toml), not a request's: it is the model of the
+    # method, as a checkpoint is of `nli`.
+    rules: Annotated[dict[str, list[list[str]]], OperatorOnly("a rule set")] = Field(
         default_factory=lambda: copy.deepcopy(DEFAULT_RULES),
         description="the decision rules: per side, conjunctions of 'Pn' or 'not Pn'",
     )
     max_statements: int = Field(
         default=MAX_STATEMENTS, ge=1, le=10, description="key statements checked (P7)"
     )
-    weight: float = Field(default=WEIGHT, gt=0.0, description="weight of a rule's literals")
+    # At most 100 is verity's bound; TELLER's trained weights sit near 6.
+    weight: float = Field(
+        default=WEIGHT, gt=0.0, le=100.0, description="weight of a rule's literals"
+    )
     delta: float = Field(default=DELTA, ge=0.0, le=1.0, description="the DNF layer's delta")
 
     @field_validator("rules")
