@@ -190,14 +190,17 @@ def test_loopback_is_refused_by_the_default_client_without_a_request(
 
 
 def test_a_name_that_turns_private_at_connect_is_caught_before_reading(server: Server) -> None:
-    # The resolver the guard asks says "public"; the connect then reaches 127.0.0.1, as a
-    # name server that changes its answer between the two would make it.
+    # A name server that changes its answer between the check and the connect: "public"
+    # to the first lookup, 127.0.0.1 to the next. The connection goes by the second
+    # lookup and is refused before it is opened: the server sees no request.
     server.pages["/a"] = (200, HTML, ARTICLE.encode())
+    answers = iter([["93.184.215.14"]])
     with (
-        make_page_client(resolve=lambda host: ["93.184.215.14"]) as client,
-        pytest.raises(BadInputError, match=r"connected to 127\.0\.0\.1, which is not a public"),
+        make_page_client(resolve=lambda host: next(answers, ["127.0.0.1"])) as client,
+        pytest.raises(BadInputError, match=r"refused to connect to localhost: .* 127\.0\.0\.1"),
     ):
         fetch_article(f"http://localhost:{server.port}/a", client=client)
+    assert server.hits == []
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,9 @@ Every remote source builds its client here, or takes one from the caller (tests 
                           (retry.py)
           LimitTransport  at most ``max_bytes`` of body, the whole exchange within ``deadline``
                           (limits.py)
-            HTTPTransport httpx's own transport
+            PinnedTransport
+                          httpx's connection pool, but each connection goes to an address
+                          checked in the very lookup it connects by (pinned.py, pool.py)
 
 The redirect follower sits on top so that every hop, including one answered from the
 cache, passes the address check; the cache sits outside the retries, so a hit never
@@ -21,6 +23,16 @@ limits sit under the retries, so each attempt has the whole deadline and an answ
 the limit never reaches the cache. `make_http_client` (clients.py) builds the stack, with
 the limits' defaults and the ``VERITY_HTTP_*`` variables that change them; errors.py holds
 the errors each layer raises.
+
+The address check is made twice, on purpose. The redirect follower's is the early one: a
+refused URL never reaches the cache or the retries, and its message names the URL. The
+pinned transport's is the one that holds: httpx would look the name up again to connect,
+and a name server may answer differently the second time (DNS rebinding), so the
+connection makes its own lookup (``resolve``, once per new connection, as httpx did),
+refuses it when any address is not public, and opens the socket to a vetted address
+itself; TLS and the ``Host`` header still use the name. A pooled connection is reused
+without a new lookup. No proxy is used: httpx reads ``HTTP(S)_PROXY`` only for a client
+built without a transport, and every client here is built with one.
 
     client = make_http_client()
     response = client.get("https://en.wikipedia.org/api/rest_v1/page/summary/Eiffel_Tower")
@@ -60,6 +72,13 @@ from verity.http.limits import (
     AsyncLimitTransport,
     LimitTransport,
 )
+from verity.http.pinned import (
+    AsyncPinnedBackend,
+    AsyncPinnedTransport,
+    PinnedBackend,
+    PinnedTransport,
+)
+from verity.http.pool import AsyncPoolTransport, PoolTransport
 from verity.http.redirects import DEFAULT_MAX_REDIRECTS, AsyncRedirectTransport, RedirectTransport
 from verity.http.retry import RetryTransport, full_jitter, retry_after_seconds, retry_delay
 
@@ -74,11 +93,17 @@ __all__ = [
     "ENV_RETRIES",
     "USER_AGENT",
     "AsyncLimitTransport",
+    "AsyncPinnedBackend",
+    "AsyncPinnedTransport",
+    "AsyncPoolTransport",
     "AsyncRedirectTransport",
     "BlockedTargetError",
     "CacheTransport",
     "DeadlineExceededError",
     "LimitTransport",
+    "PinnedBackend",
+    "PinnedTransport",
+    "PoolTransport",
     "PooledClient",
     "RedirectError",
     "RedirectTransport",

@@ -35,6 +35,7 @@ from verity.errors import ConfigError
 from verity.http.cache import CacheTransport
 from verity.http.guard import TargetGuard, no_lookup, resolve_host
 from verity.http.limits import DEFAULT_DEADLINE, DEFAULT_MAX_BYTES, LimitTransport
+from verity.http.pinned import PinnedTransport
 from verity.http.redirects import DEFAULT_MAX_REDIRECTS, RedirectTransport
 from verity.http.retry import RetryTransport, full_jitter
 
@@ -125,10 +126,12 @@ def make_http_client(
     """Build the client every remote source uses: the stack of `verity.http`.
 
     ``transport`` replaces the network (tests pass ``httpx.MockTransport``); the limits,
-    retries, cache and redirect checks wrap it all the same. ``cache=False`` leaves the
-    cache out entirely. ``allowed_hosts`` are the non-public hosts the user configured;
-    ``credential_headers`` names key headers beyond those recognised by name. ``resolve``
-    looks names up for the address check: by default `resolve_host` on the real network
+    retries, cache and redirect checks wrap it all the same. Without one, the network is
+    a `verity.http.pinned.PinnedTransport`: each connection goes to an address vetted in
+    the very lookup it connects by. ``cache=False`` leaves the cache out entirely.
+    ``allowed_hosts`` are the non-public hosts the user configured; ``credential_headers``
+    names key headers beyond those recognised by name. ``resolve`` looks names up, for the
+    address check and for each connection: by default `resolve_host` on the real network
     and `no_lookup` with an injected ``transport``, which decides itself where requests go
     (address literals are checked either way).
 
@@ -136,15 +139,17 @@ def make_http_client(
         searx = make_http_client(allowed_hosts=["localhost"])
         offline = make_http_client(transport=httpx.MockTransport(handler), cache=False)
     """
-    # httpx's transport would retry failed connects itself, multiplying RetryTransport's.
-    inner = transport if transport is not None else httpx.HTTPTransport()
+    guard = TargetGuard(allowed_hosts, resolve=resolve or _lookup_for(transport))
+    # On the network, each connection goes to an address the guard vetted in the lookup
+    # it connects by (pinned.py): the check above every hop cannot be rebound under it.
+    inner = transport if transport is not None else PinnedTransport(guard)
     stack: httpx.BaseTransport = LimitTransport(inner, max_bytes=max_bytes, deadline=deadline)
     stack = RetryTransport(stack, retries, backoff, sleep, jitter=jitter)
     if cache:
         stack = CacheTransport(stack, cache_path, ttl_seconds)
     stack = RedirectTransport(
         stack,
-        guard=TargetGuard(allowed_hosts, resolve=resolve or _lookup_for(transport)),
+        guard=guard,
         max_redirects=max_redirects,
         credential_headers=credential_headers,
     )

@@ -5,11 +5,14 @@ shared (CGNAT), unique-local, multicast, reserved or unspecified address, or to 
 that resolves to one, is refused with `BlockedTargetError`, unless its host is in
 ``allowed_hosts`` (a SearXNG instance the user configured at ``http://localhost:8888``).
 An IPv6 address that carries an IPv4 one (mapped, 6to4, NAT64) is judged by the IPv4
-one. Names are resolved once per guard; a name that does not resolve is let through, to
-fail at connect.
+one. `TargetGuard.check` judges a URL before its request is sent, resolving each name once
+per guard; a name that does not resolve is let through, to fail at connect.
+`TargetGuard.addresses` is the connect's own judgement (`verity.http.pinned`): a fresh
+lookup whose every address must pass, and the addresses the socket may then go to.
 
     guard = TargetGuard(allowed_hosts=["localhost"])
     guard.check(httpx.URL("http://169.254.169.254/latest/"))   # BlockedTargetError
+    guard.addresses("en.wikipedia.org")                        # ['185.15.59.224', ...]
 """
 
 from __future__ import annotations
@@ -82,12 +85,26 @@ def no_lookup(host: str) -> list[str]:
 
 
 def resolve_host(host: str) -> list[str]:
-    """The addresses a name resolves to; empty when it does not resolve."""
+    """The addresses a name resolves to, in the resolver's order; empty when it does not."""
     try:
         infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError):
         return []
-    return sorted({str(info[4][0]) for info in infos})
+    # The resolver's order is the one to connect in (RFC 6724 preferences): keep it.
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def _address_kind(address: str) -> str | None:
+    """What kind of non-public address this answer is; None for a public one (or garbage)."""
+    ip = _literal(address.partition("%")[0])
+    return None if ip is None else _non_public(ip)
+
+
+def _refusal(what: str, reason: str) -> BlockedTargetError:
+    return BlockedTargetError(
+        f"refused to {what}: {reason}; only a host configured explicitly (such as a "
+        "SearXNG instance) may be non-public"
+    )
 
 
 class TargetGuard:
@@ -95,8 +112,9 @@ class TargetGuard:
 
     ``allowed_hosts`` are host names or addresses (no port) the user configured on
     purpose; they may be private. Other names are resolved with ``resolve`` (once per
-    guard) and refused when any address they resolve to is not public; a name that does
-    not resolve is let through, to fail at connect.
+    guard, for `check`) and refused when any address they resolve to is not public; a
+    name that does not resolve is let through, to fail at connect. `addresses` is the
+    check the connect makes, on a lookup of its own.
 
         guard = TargetGuard(allowed_hosts=["localhost"])
         guard.check(httpx.URL("http://localhost:8888/search"))     # allowed
@@ -134,10 +152,31 @@ class TargetGuard:
             with self._lock:
                 self._verdicts[host] = reason
         if reason is not None:
-            raise BlockedTargetError(
-                f"refused to send a request to {shown_url(url)}: {reason}; only a host "
-                "configured explicitly (such as a SearXNG instance) may be non-public"
-            )
+            raise _refusal(f"send a request to {shown_url(url)}", reason)
+
+    def addresses(self, host: str) -> list[str]:
+        """The addresses a connection to ``host`` may go to: looked up now, each one vetted.
+
+        The connect's own check (`verity.http.pinned`): ``resolve`` is asked afresh, no
+        verdict of `check` is reused, and when any address is not public and the host is
+        not allowed, `BlockedTargetError`. An address literal is its own answer; an answer
+        that is not an address is dropped; a name that does not resolve gives ``[]``.
+
+            TargetGuard().addresses("en.wikipedia.org")   # ['185.15.59.224', ...]
+            TargetGuard().addresses("localhost")          # BlockedTargetError
+        """
+        key = _host_key(host)
+        literal = _literal(key.partition("%")[0]) is not None
+        answers = [key] if literal else self._resolve(key)
+        found = [a for a in answers if _literal(a.partition("%")[0]) is not None]
+        if key in self.allowed_hosts:
+            return found
+        for address in found:
+            kind = _address_kind(address)
+            if kind is not None:
+                said = f"{key} is {kind}" if literal else f"{key} resolves to {address}, {kind}"
+                raise _refusal(f"connect to {key}", said)
+        return found
 
     def _judge(self, host: str) -> str | None:
         literal = _literal(host)
@@ -145,8 +184,7 @@ class TargetGuard:
             kind = _non_public(literal)
             return None if kind is None else f"{host} is {kind}"
         for address in self._resolve(host):
-            ip = _literal(address.partition("%")[0])
-            kind = None if ip is None else _non_public(ip)
+            kind = _address_kind(address)
             if kind is not None:
                 return f"{host} resolves to {address}, {kind}"
         return None

@@ -28,7 +28,7 @@ What can go wrong with an endpoint, and what becomes of it:
 * A 200 answer that is not a chat completion (not JSON, HTML, no choices, a choice without
   a message) is a `ModelUnavailableError` saying what was wrong, with at most a short
   excerpt of the body.
-* A prompt longer than the model's context is a `BudgetExceededError`, recognised in the
+* A prompt longer than the model's context is a `ContextOverflowError`, recognised in the
   wordings of OpenAI, vLLM, llama.cpp's servers, Ollama and LM Studio; it never costs a
   structured-output mode. Both are read in `verity.llm.endpoint_replies`.
 * The endpoint appears in messages and in `OpenAIBackend.identity` without its password
@@ -52,11 +52,13 @@ import httpx
 import openai
 
 from verity.domain import Message
-from verity.errors import BudgetExceededError, ConfigError, MissingKeyError, SourceUnavailableError
+from verity.errors import ConfigError, ContextOverflowError, MissingKeyError, SourceUnavailableError
 from verity.http import (
     AsyncLimitTransport,
+    AsyncPinnedTransport,
     AsyncRedirectTransport,
     LimitTransport,
+    PinnedTransport,
     PooledClient,
     RedirectTransport,
     TargetGuard,
@@ -279,7 +281,8 @@ class OpenAIBackend:
 
     def _http_client(self, transport: httpx.BaseTransport | None) -> httpx.Client:
         limited = LimitTransport(
-            transport or httpx.HTTPTransport(),
+            # Each connection goes to the address the guard just checked (no rebinding).
+            transport or PinnedTransport(self._guard, verify=self._ssl),
             max_bytes=self.max_response_bytes,
             deadline=self.timeout,
         )
@@ -297,7 +300,7 @@ class OpenAIBackend:
 
     def _async_http_client(self) -> httpx.AsyncClient:
         limited = AsyncLimitTransport(
-            self._async_transport or httpx.AsyncHTTPTransport(verify=self._ssl),
+            self._async_transport or AsyncPinnedTransport(self._guard, verify=self._ssl),
             max_bytes=self.max_response_bytes,
             deadline=self.timeout,
         )
@@ -453,7 +456,7 @@ class OpenAIBackend:
     def _status_error(self, exc: openai.APIStatusError, retried: str) -> Exception:
         where, status, said = self._where(), exc.status_code, server_said(exc)
         if overflows_context(exc):
-            return BudgetExceededError(
+            return ContextOverflowError(
                 f"{where}: the prompt is longer than the model's context window ({said}); "
                 "shorten the input or use a model with a longer context"
             )

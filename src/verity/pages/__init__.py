@@ -13,10 +13,12 @@ hostile. What is refused, and how:
 * Where it leads (`BadInputError`): the address of the host, and of every redirect's host,
   must be public: loopback, private, link-local (cloud metadata), shared, unique-local,
   multicast and reserved addresses are refused (`verity.http.guard`), with no allow-list.
-  The address actually connected to is checked again before the page is read, so a name
-  that resolves to a public address at the check and to a private one at the connect
-  (DNS rebinding) is caught. A redirect verity does not follow (to a non-http URL, a
-  loop, more than 5) is refused too: trying again would end the same way.
+  The connection is pinned (`verity.http.pinned`): it goes to an address vetted in the
+  very lookup it connects by, and is refused before a socket is opened when that lookup
+  answers a non-public address, so a name that resolves to a public address at the check
+  and to a private one at the connect (DNS rebinding) gets no request at all. A redirect
+  verity does not follow (to a non-http URL, a loop, more than 5) is refused too: trying
+  again would end the same way.
 * The answer: a 404 or 410 is a `BadInputError` (no page there); any other status that is
   not a success, a timeout or a failed connection is a `SourceUnavailableError` (the site,
   not the URL, failed). A body over 2 MB (after gzip) or a type other than ``text/html``
@@ -36,7 +38,8 @@ credential-like query values masked (`verity.redact.redact_url`), since it is sh
 verdicts and traces.
 
 ``client`` replaces the client built for each call (`make_page_client`); it must carry the
-guard (`verity.http.make_http_client` does), or nothing checks where requests go.
+guard, or nothing checks where requests go, and end in `verity.http.PinnedTransport`, or
+the check can be rebound (`verity.http.make_http_client` without a ``transport`` does both).
 """
 
 from __future__ import annotations
@@ -46,7 +49,6 @@ import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 
@@ -55,6 +57,7 @@ from verity.errors import BadInputError, SourceUnavailableError
 from verity.http import (
     BlockedTargetError,
     DeadlineExceededError,
+    PinnedTransport,
     RedirectError,
     ResponseTooLargeError,
     TargetGuard,
@@ -131,15 +134,19 @@ def make_page_client(
             article = fetch_article(url, client=client)
     """
     allowed = tuple(allowed_hosts)
+    lookup = resolve or (resolve_host if transport is None else no_lookup)
+    # The hop notes sit under the limits, so the pinned network is built here, not by
+    # make_http_client; its guard vets the address of each connection as it is made.
+    network = transport or PinnedTransport(TargetGuard(allowed, resolve=lookup))
     return make_http_client(
-        transport=_Hops(transport or httpx.HTTPTransport(), allowed, clock),
+        transport=_Hops(network, clock),
         cache=False,
         timeout=10.0,
         retries=0,
         max_bytes=MAX_PAGE_BYTES,
         deadline=_HOP_DEADLINE,
         allowed_hosts=allowed,
-        resolve=resolve or (resolve_host if transport is None else no_lookup),
+        resolve=lookup,
     )
 
 
@@ -152,25 +159,19 @@ class _Trail:
 
 
 class _Hops(httpx.BaseTransport):
-    """The innermost layer: notes each hop's URL, ends long chains, checks the peer address.
+    """The innermost layer above the network: notes each hop's URL, ends long chains.
 
-    It runs once per hop (the redirect follower is above it), and sees the address the
-    connection really went to: the guard above judged the name's address at its own
-    lookup, which a name server may answer differently a moment later.
+    It runs once per hop (the redirect follower is above it). The address an answer came
+    from is not checked here: the pinned connection never reaches an address its lookup
+    did not vet, and a check of the answer would come after the request had been sent.
     """
 
-    def __init__(
-        self,
-        inner: httpx.BaseTransport,
-        allowed_hosts: tuple[str, ...],
-        clock: Callable[[], float],
-    ) -> None:
+    def __init__(self, inner: httpx.BaseTransport, clock: Callable[[], float]) -> None:
         self._inner = inner
-        self._allowed = frozenset(_host_key(host) for host in allowed_hosts)
         self._clock = clock
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        """Send one hop, after checking the chain's time; refuse a non-public peer."""
+        """Send one hop, after checking the chain's time."""
         trail = request.extensions.setdefault(_TRAIL, _Trail())
         if trail.started is None:
             trail.started = self._clock()
@@ -181,39 +182,11 @@ class _Hops(httpx.BaseTransport):
                 request=request,
             )
         trail.url = request.url
-        response = self._inner.handle_request(request)
-        peer = _peer_address(response)
-        if peer is not None and _host_key(request.url.host) not in self._allowed:
-            try:
-                TargetGuard(resolve=no_lookup).check(httpx.URL(scheme="http", host=peer))
-            except BlockedTargetError:
-                response.close()
-                exc = BlockedTargetError(
-                    f"{_shown(request.url)} connected to {peer}, which is not a public "
-                    "address; refused"
-                )
-                exc.request = request
-                raise exc from None
-        return response
+        return self._inner.handle_request(request)
 
     def close(self) -> None:
         """Close the wrapped transport."""
         self._inner.close()
-
-
-def _peer_address(response: httpx.Response) -> str | None:
-    """The address the answer came from, when the transport says (a real socket does)."""
-    stream: Any = response.extensions.get("network_stream")
-    if stream is None or not hasattr(stream, "get_extra_info"):
-        return None
-    address = stream.get_extra_info("server_addr")
-    if not isinstance(address, tuple) or not address:
-        return None
-    return str(address[0]).partition("%")[0]
-
-
-def _host_key(host: str) -> str:
-    return host.strip().strip("[]").lower().rstrip(".")
 
 
 def _shown(url: httpx.URL | str) -> str:
