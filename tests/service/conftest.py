@@ -29,6 +29,8 @@ from verity import events
 from verity.domain import Article, Claim, Evidence, Label, Verdict
 
 OUTER_LIMIT = 60.0  # only ends a test that hangs for good
+# The names the tests' servers answer for: the loopback ones, and the TestClient's own.
+TEST_HOSTS = ("localhost", "127.0.0.1", "::1", "testserver")
 
 
 class ScriptedExecutor:
@@ -109,6 +111,8 @@ def make_service(tmp_path: Path) -> Iterator[Callable[..., Any]]:
     built: list[Any] = []
 
     def make(executor: Any = None, *, keys: Any = None, limiter: Any = None, **settings: Any):
+        # FastAPI's TestClient sends Host: testserver; a live server is on 127.0.0.1.
+        settings.setdefault("allowed_hosts", TEST_HOSTS)
         store = JobStore(tmp_path / f"jobs-{next(_stores)}.sqlite")
         service = Service(
             ServiceSettings(**settings),

@@ -39,9 +39,10 @@ def fake_executor(request, listener) -> Verdict:
     return Verdict(label=label, method="fake", subject=subject)
 
 
-# A queue that never fills: a 429 would be right, but would say nothing here.
+# A queue that never fills: a 429 would be right, but would say nothing here. The
+# fuzzer's client sends Host: testserver.
 service = Service(
-    ServiceSettings(queue_size=1_000_000, workers=2),
+    ServiceSettings(queue_size=1_000_000, workers=2, allowed_hosts=("testserver",)),
     store=JobStore(":memory:"),
     executor=fake_executor,
 )

@@ -1,7 +1,7 @@
 """``verity keys``: the API keys of ``verity serve``.
 
 verity keys new alice --file keys.txt       # prints alice's key once; keys.txt keeps its hash
-verity serve --host 0.0.0.0 --api-key-file keys.txt
+verity serve --host 0.0.0.0 --api-key-file keys.txt --allowed-host verity.example.org
 """
 
 from __future__ import annotations

@@ -10,14 +10,17 @@ Routes live in `routes_checks` (submit, get, cancel, list), `sse` (the event str
 OpenAPI is at ``/openapi.json``, its browsable form at ``/docs``.
 
 Every answer that is not a success, whoever raised it (a route, the request validation,
-the framework's 404 and 405, the body cap), has the body of
+the framework's 404 and 405, the body cap, the Host check), has the body of
 `verity.service.requests.ErrorBody`; an unexpected exception is a 500 whose message says
 nothing of it (the log has the traceback). CORS is closed unless origins are configured.
+A request whose Host is not one of ``ServiceSettings.allowed_hosts`` is answered 421
+before any route sees it.
 """
 
 from __future__ import annotations
 
 import logging
+import typing
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib import import_module
@@ -29,6 +32,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
@@ -37,9 +41,10 @@ from starlette.routing import Match
 from verity.errors import VerityError
 from verity.service import routes_checks, routes_info, sse
 from verity.service.core import Service
-from verity.service.errors import ApiError, api_error, status_code_name
-from verity.service.middleware import BodyLimit, SafeHeaders
+from verity.service.errors import ApiError, api_error, problem, status_code_name
+from verity.service.middleware import AllowedHosts, BodyLimit, SafeHeaders
 from verity.service.pool import QueueFull
+from verity.service.requests import CheckRequest
 
 log = logging.getLogger("verity.service")
 STATIC = Path(__file__).with_name("static")
@@ -85,6 +90,9 @@ def create_app(service: Service) -> FastAPI:
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "X-API-Key", "Content-Type", "Last-Event-ID"],
         )
+    # Outside everything but the headers: a page of another site that got its name to
+    # resolve here (DNS rebinding) reaches no route, not even a CORS answer.
+    app.add_middleware(AllowedHosts, hosts=service.settings.allowed_hosts)
     app.add_middleware(SafeHeaders)
     return app
 
@@ -126,6 +134,11 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def on_http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and isinstance(exc.__cause__, (ValueError, RecursionError)):
+            # FastAPI gives a bare 400 for a JSON body it cannot decode at all (bytes that
+            # are not UTF-8, nesting past the parser's depth): the same mistake as any
+            # other body that is not JSON, so the same answer.
+            return _answer(not_json())
         message = exc.detail if isinstance(exc.detail, str) else "the request failed"
         headers = dict(exc.headers or {})
         if exc.status_code == 405:
@@ -166,23 +179,48 @@ def allowed_methods(request: Request) -> list[str]:
 def validation_error(problems: Any) -> ApiError:
     """422 naming the first field at fault (``article.text``, ``wait``) and what is wrong.
 
-    The values sent are never echoed: they may be large, or secret.
+    The values sent are never echoed, nor a field name or a key the model does not have:
+    they may be large, or secret (`verity.service.errors.problem`).
     """
     found = list(problems)
     if not found:
         return ApiError(422, "invalid", "the request is invalid")
     first = found[0]
-    location = [str(p) for p in first.get("loc", ())]
+    if first.get("type") == "json_invalid":
+        return not_json()
+    location, message = problem(first)
     if location and location[0] in ("body", "query", "path", "header", "cookie"):
         location = location[1:]
-    if first.get("type") == "json_invalid":
-        return ApiError(422, "invalid_json", "the body is not valid JSON")
     field = ".".join(location) or None
-    message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
+    valid = None
+    if first.get("type") == "extra_forbidden":
+        part = _part_of_request(location)
+        valid = sorted(part.model_fields) if part is not None else None
+    where = field or ("the request" if valid else None)
     more = f" (and {len(found) - 1} more problem(s))" if len(found) > 1 else ""
-    return ApiError(
-        422, "invalid", f"{field}: {message}{more}" if field else message + more, field=field
-    )
+    text = f"{where}: {message}{more}" if where else message + more
+    return ApiError(422, "invalid", text, field=field, valid=valid)
+
+
+def _part_of_request(path: list[str]) -> type[BaseModel] | None:
+    """The model at ``path`` of a check request (``[]``: the request, ``["article"]``)."""
+    part: type[BaseModel] = CheckRequest
+    for name in path:
+        found = part.model_fields.get(name)
+        if found is None:
+            return None
+        # `ArticleInput | None`: the model among the annotation's arguments, or itself.
+        kinds = typing.get_args(found.annotation) or (found.annotation,)
+        models = [k for k in kinds if isinstance(k, type) and issubclass(k, BaseModel)]
+        if not models:
+            return None
+        part = models[0]
+    return part
+
+
+def not_json() -> ApiError:
+    """422 for a body that is not JSON at all."""
+    return ApiError(422, "invalid_json", "the body is not valid JSON")
 
 
 def _answer(error: ApiError) -> JSONResponse:

@@ -1,7 +1,8 @@
-"""Who is calling: the API key a request carries, checked against the server's key ring.
+"""Who is calling: the API key a request carries, and where a browser sent a form from.
 
     @router.get("/v1/checks/{job_id}")
     def get_check(job_id: str, caller: Caller) -> JobView: ...    # caller: key name or None
+    same_origin(request)          # ApiError 403 for a form another site's page sent
 
 With no key file (allowed on a loopback address only), no key is needed and the caller
 is None. With one, a request carries its key as ``Authorization: Bearer KEY``, as
@@ -14,6 +15,7 @@ key's *name*, and each key sees its own jobs only.
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from fastapi import Depends, Request
 
@@ -79,6 +81,52 @@ def rate_limited(service: Service, name: str | None) -> None:
             f"this key has sent as many checks as it may in a minute; try again in {seconds} s",
             headers={"Retry-After": str(seconds)},
         )
+
+
+def same_origin(request: Request) -> None:
+    """403 ``cross_site`` unless a browser sent this request from this server's own pages.
+
+    A page of any site can post a form here, and a server with no keys (loopback) would
+    run the check and spend its model calls. A browser says where a request comes from,
+    in headers a page cannot set: ``Sec-Fetch-Site`` when it sends it (``same-origin``,
+    or ``none`` for what the user did themselves, are this server's own), else
+    ``Origin``, which must be this server's origin. Current browsers send one or both
+    with every form they post, so a request with neither is curl's, a script's or a
+    browser's from years ago: it is let through. The ``Referer`` is not used: the pages
+    ask browsers not to send it.
+    """
+    site = request.headers.get("sec-fetch-site")
+    origin = request.headers.get("origin")
+    if site is not None:
+        allowed = site.strip().lower() in ("same-origin", "none")
+    elif origin is not None:
+        sent = _origin(origin)
+        allowed = sent is not None and sent == _own_origin(request)
+    else:
+        allowed = True
+    if not allowed:
+        raise ApiError(
+            403,
+            "cross_site",
+            "this form was sent from a page of another site; send it from this server's own page",
+        )
+
+
+def _origin(value: str) -> tuple[str, str, int] | None:
+    """Scheme, host and port of an origin (the port the scheme's default if not given)."""
+    try:
+        parts = urlsplit(value.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None  # "null" (a sandboxed or privacy-sensitive page) is no origin
+    return parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80)
+
+
+def _own_origin(request: Request) -> tuple[str, str, int] | None:
+    host = request.headers.get("host")
+    return _origin(f"{request.url.scheme}://{host}") if host else None
 
 
 Caller = Annotated[str | None, Depends(caller)]

@@ -2,7 +2,7 @@
 
 POST   /v1/checks?wait=SECONDS      202 + the queued job; 200 + the ended job if in time
 GET    /v1/checks/{id}              the job, with its verdict once done
-DELETE /v1/checks/{id}              cancel it (409 once it has ended)
+DELETE /v1/checks/{id}              cancel it (again: 200; 409 once done or failed)
 GET    /v1/checks?limit=&offset=    the history, newest first
 """
 
@@ -35,7 +35,7 @@ def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
         400: "A name the server does not offer, or a request it cannot run",
         401: "An API key is needed, or the one sent is not valid",
         404: "No check with this id (for this key)",
-        409: "The check has already ended",
+        409: "The check has already ended (done or failed)",
         413: "The request body is over the size limit",
         422: "The request is invalid; `field` names where",
         429: "Too many checks: the queue is full or the key's rate is spent; see Retry-After",
@@ -103,7 +103,12 @@ def get_check(job_id: JobId, request: Request, caller: Caller) -> JobView:
 
 @router.delete("/checks/{job_id}", response_model=JobView, responses=errors(401, 404, 409, 422))
 def cancel_check(job_id: JobId, request: Request, caller: Caller) -> JobView:
-    """Cancel a queued or running check (a running one stops at its next step)."""
+    """Cancel a queued or running check (a running one stops at its next step).
+
+    Cancelling a cancelled check again answers 200 with it, as the first time did: a
+    client that retries a DELETE whose answer it lost gets the same answer. A check that
+    ended otherwise (done, failed) is 409.
+    """
     service = service_of(request)
     job = service.job(job_id, key=caller)
     if not job.final:

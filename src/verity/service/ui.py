@@ -13,7 +13,9 @@ without script; a small script (static/check.js) follows a running check through
 API's event stream. Every text from outside is escaped by the templates, the pages allow
 only this server's own scripts and styles (Content-Security-Policy), and links out are
 http(s) only. With a key file, the pages take the key once (a form field) and keep it in
-an HttpOnly cookie, the same one the API reads.
+an HttpOnly cookie, the same one the API reads. A route that changes anything (the form
+sent) takes a request from this server's own pages only (`verity.service.auth.same_origin`):
+another site's page cannot make a server with no keys run checks.
 """
 
 from __future__ import annotations
@@ -30,7 +32,14 @@ from starlette.concurrency import run_in_threadpool
 from verity.errors import VerityError
 from verity.jsonl import json_text
 from verity.service import requests as limits
-from verity.service.auth import COOKIE, MAX_KEY_CHARS, caller, rate_limited, service_of
+from verity.service.auth import (
+    COOKIE,
+    MAX_KEY_CHARS,
+    caller,
+    rate_limited,
+    same_origin,
+    service_of,
+)
 from verity.service.core import Service
 from verity.service.errors import ApiError, api_error
 from verity.service.jobs import Job
@@ -86,11 +95,17 @@ def _page(request: Request, name: str, context: dict[str, Any], status: int = 20
 
 def _problem(request: Request, error: ApiError) -> HTMLResponse:
     """An error as a page of its own (a check that does not exist, a key that is missing)."""
-    title = {401: "An API key is needed", 404: "No such check"}.get(error.status, "Error")
+    titles = {401: "An API key is needed", 403: "Sent from another site", 404: "No such check"}
+    title = titles.get(error.status, "Error")
     message = error.message
     if error.status == 401:
         # The API's words name a header, which a browser user cannot send.
         message = "This server needs an API key: enter it on the New check page once."
+    elif error.code == "cross_site":
+        message = (
+            "A page of another site sent this form here, so nothing was run. To check "
+            "something, use this server's own New check page."
+        )
     response = _page(
         request, "missing.html", {"title": title, "message": message, "page": ""}, error.status
     )
@@ -149,6 +164,12 @@ def index(request: Request) -> HTMLResponse:
 @router.post("/checks")
 async def submit(request: Request) -> Response:
     """The form sent: queue the check and go to its page, or show the form with the error."""
+    try:
+        same_origin(request)
+    except ApiError as exc:
+        # Not the form filled in with what was sent: one click on it would send another
+        # site's request from this server's own page.
+        return _problem(request, exc)
     service = service_of(request)
     fields: Fields = {}
     headers: dict[str, str] = {}

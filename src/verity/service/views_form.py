@@ -60,9 +60,18 @@ def parse_form(body: bytes) -> dict[str, str | list[str]]:
     """An ``application/x-www-form-urlencoded`` body as fields (``sources`` a list)."""
     try:
         pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, max_num_fields=MAX_FIELDS)
-    except (UnicodeDecodeError, ValueError) as exc:
+    except UnicodeDecodeError as exc:
+        # The decoder's message quotes the bytes; what was sent is never repeated.
         raise FormError(
-            ErrorDetail(status=400, code="bad_form", message=f"the form cannot be read: {exc}")
+            ErrorDetail(status=400, code="bad_form", message="the form is not UTF-8 text")
+        ) from exc
+    except ValueError as exc:  # more fields than MAX_FIELDS
+        raise FormError(
+            ErrorDetail(
+                status=400,
+                code="bad_form",
+                message=f"the form has more than {MAX_FIELDS} fields",
+            )
         ) from exc
     fields: dict[str, str | list[str]] = {}
     sources: list[str] = []
