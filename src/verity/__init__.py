@@ -13,13 +13,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from verity.api import acheck, check, load_method
     from verity.domain import Article, Claim, Event, Evidence, Label, Usage, Verdict
-    from verity.errors import VerityError
+    from verity.errors import BudgetExceededError, VerityError
+    from verity.llm.budget import Budget
 
 # Each public name and the module that defines it. They are imported on first use, not
 # with the package: every ``verity.*`` import runs this file first, and the command line's
 # ``verity --help`` must not pay for pydantic, httpx and the model clients behind the API.
 _HOMES = {
     "Article": "verity.domain",
+    "Budget": "verity.llm.budget",
+    "BudgetExceededError": "verity.errors",
     "Claim": "verity.domain",
     "Event": "verity.domain",
     "Evidence": "verity.domain",
@@ -34,6 +37,8 @@ _HOMES = {
 
 __all__ = [
     "Article",
+    "Budget",
+    "BudgetExceededError",
     "Claim",
     "Event",
     "Evidence",

@@ -5,6 +5,7 @@ verdict = verity.check("The Eiffel Tower is in Paris.")
 verdict = verity.check("...", method="direct", model="openai:gpt-4o-mini")
 verdict = verity.check(verity.Article(title="...", text="..."))   # zofia: the article default
 verdict = verity.check("...", on_event=lambda e: print(e.message))  # live progress
+verdict = verity.check("...", budget=verity.Budget(calls=20, cost=0.05))  # spend at most
 method = verity.load_method("rag", model="local", sources=("offline-wiki",), k=3)
 
 With no method named, a claim is checked by ``rag`` and an article by ``zofia``.
@@ -25,6 +26,7 @@ from verity.domain import Article, Claim, Verdict
 from verity.errors import BadInputError
 from verity.events import Listener
 from verity.limits import Limits, check_subject_size
+from verity.llm.budget import Budget, spending
 from verity.llm.spec import ModelSet, ModelSettings
 from verity.methods.base import Method, method_class, method_names, settings_for
 from verity.methods.base import load_method as _load_registered
@@ -141,17 +143,20 @@ def check(
     base_url: str | None = None,
     sources: Sequence[str] = ("offline-wiki",),
     on_event: Listener | None = None,
+    budget: Budget | None = None,
     **config: Any,
 ) -> Verdict:
     """Check one claim (or article) and return the verdict with its evidence and trace.
 
     ``method`` None is ``rag`` for a claim and ``zofia`` for an article. ``on_event`` is
-    called with each `Event` of the check as it happens (`verity.events`).
+    called with each `Event` of the check as it happens (`verity.events`). ``budget``
+    bounds what the check may spend (`verity.llm.budget`): past it, `BudgetExceededError`,
+    whose ``usage`` and ``trace`` say what the check had done.
     """
     target = as_subject(subject)
     name = resolve_method(method, type(target))
     built = load_method(name, model=model, base_url=base_url, sources=sources, **config)
-    with events.listening(on_event):
+    with events.listening(on_event), spending(budget):
         return built.verify(target)
 
 
@@ -163,11 +168,12 @@ async def acheck(
     base_url: str | None = None,
     sources: Sequence[str] = ("offline-wiki",),
     on_event: Listener | None = None,
+    budget: Budget | None = None,
     **config: Any,
 ) -> Verdict:
     """Async twin of `check`."""
     target = as_subject(subject)
     name = resolve_method(method, type(target))
     built = load_method(name, model=model, base_url=base_url, sources=sources, **config)
-    with events.listening(on_event):
+    with events.listening(on_event), spending(budget):
         return await built.averify(target)

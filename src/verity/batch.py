@@ -33,6 +33,12 @@ The output file is the user's data, so it is handled with care:
 * Failures go to ``<output>.errors.jsonl``; when a run ends, that file keeps only the
   failures still standing (a claim that succeeded on a retry is taken out).
 
+Budgets (`verity.llm.budget`): each item is checked within ``budget``; the whole run
+within ``run_budget``. An item over its own budget fails like any other (the errors file
+says so, with what it spent, and a rerun tries it again); once the run's budget is spent
+the run stops taking items, those in flight end at their next model call, and the result
+says why (`BatchResult.stopped`): a rerun with a larger budget goes on where it stopped.
+
 Whatever the engine (`verity.engines`), results are written here, in the driver, as
 they arrive: a Ray worker only checks.
 """
@@ -46,7 +52,8 @@ import re
 import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from contextlib import nullcontext
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -54,12 +61,13 @@ from typing import IO, TYPE_CHECKING, Any
 
 from filelock import FileLock, Timeout
 
-from verity.domain import Article, Claim, Verdict
+from verity.domain import Article, Claim, Usage, Verdict
 from verity.engines import Engine, portable_error
-from verity.errors import BadInputError
+from verity.errors import BadInputError, BudgetExceededError
 from verity.inputs import open_regular_file, subject_from_record
 from verity.jsonl import json_line
 from verity.limits import Limits, check_subject_size
+from verity.llm.budget import Budget, Spend, spending
 
 if TYPE_CHECKING:
     from verity.config import Settings
@@ -257,7 +265,10 @@ class ResultFile:
         message = str(error)
         if len(message) > MAX_ERROR_CHARS:  # an error may quote a whole answer or page
             message = message[:MAX_ERROR_CHARS] + " ..."
-        entry = {"id": item.key, "line": item.line, "error": message}
+        entry: dict[str, Any] = {"id": item.key, "line": item.line, "error": message}
+        usage = getattr(error, "usage", None)
+        if isinstance(usage, Usage):  # what the failed check spent, for the run's bill
+            entry["usage"] = usage.model_dump(mode="json")
         with self._write_lock:
             if self._errors is None:  # opened on the first failure: no empty file otherwise
                 self._errors = _append(self.errors_path)
@@ -439,6 +450,8 @@ class Checks:
     """
 
     verifier: Callable[[], Callable[[Claim | Article], Verdict]]
+    # What each item's check may spend (None: no limit).
+    budget: Budget | None = None
 
     def build(self) -> Callable[[BatchItem], Outcome]:
         """The function that checks one item."""
@@ -446,7 +459,8 @@ class Checks:
 
         def one(item: BatchItem) -> Outcome:
             try:
-                return Outcome(verdict=verify(item.subject))
+                with spending(self.budget):
+                    return Outcome(verdict=verify(item.subject))
             except Exception as exc:  # noqa: BLE001 - recorded per item, see run_batch
                 return Outcome(error=exc)
 
@@ -493,6 +507,12 @@ def _verify_with(methods: dict[SubjectKind, Method], subject: Claim | Article) -
     return methods[type(subject)].verify(subject)
 
 
+class BatchResult(list[Failure]):
+    """The items that failed; ``stopped`` is the run budget's error when it ended the run."""
+
+    stopped: BudgetExceededError | None = None
+
+
 def run_batch(
     items: Iterable[BatchItem],
     verify: Callable[[Claim | Article], Verdict] | Checks,
@@ -501,7 +521,9 @@ def run_batch(
     concurrency: int = 1,
     on_result: Callable[[BatchItem, Verdict | None], None] | None = None,
     engine: Engine | None = None,
-) -> list[Failure]:
+    budget: Budget | None = None,
+    run_budget: Budget | None = None,
+) -> BatchResult:
     """Check every item not yet in ``output``, appending each result as it finishes.
 
     An error on one item is returned as a failure (and written to the errors file) while
@@ -510,12 +532,19 @@ def run_batch(
     result. ``engine`` runs the checks (default: threads in this process); an engine
     other than threads needs ``verify`` as `Checks` it can send to its workers. Either
     way, results are written here, one at a time, and ``on_result`` is called likewise.
+    ``budget`` bounds each item's check, ``run_budget`` the whole run (module docs).
     """
     from verity.engines.thread import ThreadEngine
 
     todo = [item for item in items if item.key not in output.done]
-    failures: list[Failure] = []
+    failures = BatchResult()
     work = verify if isinstance(verify, Checks) else Checks(partial(_given, verify))
+    if budget is not None:
+        work = replace(work, budget=budget)
+    runner = engine or ThreadEngine()
+    # Counted here, as results arrive, whatever the engine; in this process each call is
+    # also admitted by the run's spend (`spending` below), which stops a check on time.
+    tally = Spend(run_budget or Budget(), scope="run")
 
     def record(item: BatchItem, outcome: Outcome) -> None:
         if outcome.verdict is None:
@@ -524,14 +553,35 @@ def run_batch(
             output.write_error(item, error)
             if on_result:
                 on_result(item, None)
+            _stop_if_spent(error, getattr(error, "usage", None))
             return
         record = outcome.verdict.to_json_dict()
         # The method second: how a line cut short by a crash is known as verity's own.
         output.write({"id": item.key, "method": record.pop("method"), **record})
         if on_result:
             on_result(item, outcome.verdict)
+        _stop_if_spent(None, outcome.verdict.usage)
 
-    (engine or ThreadEngine()).run(work, todo, record, concurrency=concurrency)
+    def _stop_if_spent(error: Exception | None, usage: object) -> None:
+        recorded[0] += 1
+        if isinstance(usage, Usage):
+            tally.finished(usage)
+        if recorded[0] >= len(todo):
+            return  # nothing left to stop
+        if isinstance(error, BudgetExceededError) and error.scope == "run":
+            raise error  # the run's budget, met in the check itself: take no more items
+        tally.refuse_if_spent()
+
+    recorded = [0]
+    limited = run_budget is not None and not run_budget.unlimited
+    within = spending(run_budget, scope="run") if limited and runner.local else nullcontext()
+    try:
+        with within:
+            runner.run(work, todo, record, concurrency=concurrency)
+    except BudgetExceededError as exc:
+        if exc.scope != "run":
+            raise
+        failures.stopped = exc
     return failures
 
 

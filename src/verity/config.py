@@ -23,6 +23,24 @@ the defaults. A ``verity.toml`` looks like this (every key optional)::
     [limits]                    # size limits (verity.limits)
     claim_chars = 2000
 
+    [budget]                    # what one check may spend (verity.llm.budget)
+    calls = 60
+    cost = 0.10
+
+    [run_budget]                # what a whole batch, benchmark or reproduction may spend
+    cost = 20.0
+
+    [prices."openai:my-model"]  # US dollars per million tokens (verity.llm.prices)
+    input = 0.20
+    output = 0.80
+
+    [service]                   # verity serve only (docs/service.md)
+    calls_per_minute = 600      # model calls a minute per API key
+    [service.budget]            # the most one check may spend on the server
+    calls = 300
+    [service.keys.newsroom]     # one key's own ceiling, in place of [service.budget]
+    cost = 0.50
+
 Environment variables: ``VERITY_METHOD``, ``VERITY_MODEL``, ``VERITY_BASE_URL``,
 ``VERITY_API_KEY_ENV``, ``VERITY_SOURCES`` (comma-separated), ``VERITY_MAX_CLAIM_CHARS``
 and the other limits of `verity.limits.ENV_VARS`, ``VERITY_CONFIG`` (a TOML path).
@@ -41,15 +59,38 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from verity.errors import ConfigError
 from verity.limits import Limits, limits_from_env
+from verity.llm.budget import Budget
+from verity.llm.prices import Price
 from verity.llm.spec import ModelSettings
 
 DEFAULT_CONFIG_FILE = "verity.toml"
+# What a check may spend when nothing says otherwise: no check runs without a budget.
+# Far above what any method needs on any example of the papers' datasets (ToE's full
+# setting makes a few hundred calls a claim), far below a runaway loop's bill.
+DEFAULT_BUDGET = Budget(calls=2000, seconds=3600)
 # A settings file is a few dozen lines; anything this large is the wrong file.
 MAX_CONFIG_BYTES = 1 << 20
+
+
+class ServiceLimits(BaseModel):
+    """What checks may spend on a server: per check, per key, and calls and tokens a minute.
+
+    ``budget`` is every check's ceiling on the server (unset: the ``[budget]`` table);
+    ``keys`` gives a key its own ceiling in its place. A request may ask for less, never
+    more. ``calls_per_minute`` and ``tokens_per_minute`` bound each key's model calls and
+    tokens over any 60 seconds (all checks together when the server has no keys).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    budget: Budget | None = None
+    keys: dict[str, Budget] = Field(default_factory=dict)
+    calls_per_minute: int | None = Field(default=None, ge=1, le=10_000_000)
+    tokens_per_minute: int | None = Field(default=None, ge=1, le=10**11)
 
 
 class Settings(BaseModel):
@@ -66,6 +107,36 @@ class Settings(BaseModel):
     sources: tuple[str, ...] = ("offline-wiki",)
     methods: dict[str, dict[str, Any]] = Field(default_factory=dict)
     limits: Limits = Limits()
+    budget: Budget = DEFAULT_BUDGET
+    run_budget: Budget = Budget()
+    prices: dict[str, Price] = Field(default_factory=dict)
+    service: ServiceLimits = ServiceLimits()
+
+    @model_validator(mode="after")
+    def _priced(self) -> Settings:
+        # A [prices."SPEC"] entry prices every model of that spec, unless one says its own.
+        if not self.prices:
+            return self
+        model = self.priced(self.model)
+        roles = {role: self.priced(m) for role, m in self.roles.items()}
+        object.__setattr__(self, "model", model)
+        object.__setattr__(self, "roles", roles)
+        return self
+
+    def priced(self, model: ModelSettings) -> ModelSettings:
+        """``model`` with the price of its spec from ``[prices]``, unless it has its own."""
+        if model.price is not None or model.spec not in self.prices:
+            return model
+        return model.model_copy(update={"price": self.prices[model.spec]})
+
+    def with_model(self, spec: str, base: ModelSettings | None = None) -> ModelSettings:
+        """``base`` (the default model) with another spec, and that spec's price.
+
+        What a named model runs with: the endpoint and generation settings stay, the price
+        is the new spec's, never the old one's.
+        """
+        model = (base or self.model).model_copy(update={"spec": spec, "price": None})
+        return self.priced(model)
 
 
 def _from_env(env: Mapping[str, str]) -> dict[str, Any]:

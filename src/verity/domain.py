@@ -111,6 +111,12 @@ class Usage(_Frozen):
     critical_calls: int = Field(default=0, ge=0)
     wall_seconds: float = Field(default=0.0, ge=0.0)
     non_model_seconds: float = Field(default=0.0, ge=0.0)
+    # Money, in US dollars, of the calls whose model has a known price (`verity.llm.prices`);
+    # an answer from verity's own cache costs nothing. Calls to a model of unknown price
+    # (the embedded one, an endpoint nobody priced) are counted apart, so that a total is
+    # never passed off as complete when part of it is unknown.
+    cost: float = Field(default=0.0, ge=0.0)
+    unpriced_calls: int = Field(default=0, ge=0)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -123,7 +129,19 @@ class Usage(_Frozen):
             critical_calls=self.critical_calls + other.critical_calls,
             wall_seconds=self.wall_seconds + other.wall_seconds,
             non_model_seconds=self.non_model_seconds + other.non_model_seconds,
+            cost=self.cost + other.cost,
+            unpriced_calls=self.unpriced_calls + other.unpriced_calls,
         )
+
+    @property
+    def tokens(self) -> int:
+        """Prompt and completion tokens together."""
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def price_known(self) -> bool:
+        """Whether `cost` covers every call that reached a model."""
+        return self.unpriced_calls == 0
 
 
 class Message(_Frozen):

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from verity.domain import Article, Label, Verdict
+from verity.domain import Article, Label, Usage, Verdict
 from verity.errors import ConfigError
 from verity.redact import redact_url
 
@@ -102,12 +102,17 @@ def verdict(console: Console, v: Verdict) -> None:
             )
             snippet = ev.text if len(ev.text) <= 300 else ev.text[:300].rstrip() + " ..."
             console.print(text(f"    {snippet}", "dim"))
-    u = v.usage
-    console.print(
-        f"\n{u.llm_calls} model call(s), {u.critical_calls} one after another, "
+    console.print("\n" + usage_line(v.usage), style="dim")
+
+
+def usage_line(u: Usage) -> str:
+    """A check's calls, tokens, time and cost on one line."""
+    from verity.llm.prices import cost_text
+
+    return (
+        f"{u.llm_calls} model call(s), {u.critical_calls} one after another, "
         f"{u.prompt_tokens}+{u.completion_tokens} tokens, {u.seconds:.1f} s in the model, "
-        f"{u.wall_seconds:.1f} s in all",
-        style="dim",
+        f"{u.wall_seconds:.1f} s in all, cost {cost_text(u)}"
     )
 
 

@@ -10,10 +10,11 @@ tested with the embedded model or a real endpoint.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from verity.domain import Message
+from verity.domain import Evidence, Message
 from verity.llm.base import GenParams, RawCompletion
 
 Script = Callable[[Sequence[Message], dict[str, Any] | None], str]
@@ -64,3 +65,24 @@ class FakeChatModel:
     ) -> RawCompletion:
         """Async twin of `complete`."""
         return self.complete(messages, params, schema)
+
+
+class NoSource:
+    """A source that finds nothing: for building a method whose searches do not matter."""
+
+    name = "none"
+
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        before: dt.date | None = None,
+        exclude_domains: Sequence[str] = (),
+    ) -> list[Evidence]:
+        """Nothing, whatever the query."""
+        return []
+
+    def to_dict(self) -> dict[str, Any]:
+        """Its configuration: its name."""
+        return {"name": self.name}

@@ -389,3 +389,15 @@ def test_with_keys_the_form_takes_the_key_once_and_keeps_it_in_a_cookie(make_ser
 def test_a_form_post_that_is_not_a_form_is_refused_in_the_page(api) -> None:
     answer = api.post("/checks", json={"claim": "x"})
     assert answer.status_code == 415 and 'id="form-error"' in answer.text
+
+
+def test_the_usage_table_says_what_a_check_cost() -> None:
+    from verity.service.views import usage_rows
+
+    def cost(usage: dict) -> str:
+        return dict(usage_rows(usage))["cost"]
+
+    assert cost({"llm_calls": 3, "cost": 0.0042, "unpriced_calls": 0}) == "$0.0042"
+    assert cost({"llm_calls": 3, "cost": 0.0, "unpriced_calls": 3}) == "price unknown"
+    assert cost({"llm_calls": 3}) == "-"  # stored before calls were priced: not $0
+    assert cost({"llm_calls": 3, "cost": "lots", "unpriced_calls": -2}) == "$0.0000"

@@ -79,6 +79,12 @@ def dataset_names() -> list[str]:
     return [*_LOADERS, *_PACKAGED, ADVFACT]
 
 
+def packaged(name: str) -> bool:
+    """Whether a dataset comes with verity (or from a folder it names), not the data folder."""
+    base = name.partition(":")[0]
+    return base in _PACKAGED or base == ADVFACT
+
+
 def _load_advfact(root: Path, folder: Path | None) -> DatasetSplit:
     # Imported when asked for: no other dataset needs the AdvFact module.
     try:

@@ -340,6 +340,8 @@ USAGE_FIELDS = (
     "critical_calls",
     "wall_seconds",
     "non_model_seconds",
+    "cost",
+    "unpriced_calls",
 )
 
 

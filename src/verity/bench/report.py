@@ -365,9 +365,10 @@ def _markdown(
         "",
         "Scores in percent; macro-F1 with its bootstrap 95% interval"
         + ("; a paper column gives the figure the method's paper reports" if papers else "")
-        + ". Cost is the mean per claim; calls on the critical path are those that stood "
+        + ". Usage is the mean per claim; calls on the critical path are those that stood "
         "one after another, seconds in calls add up every call, wall seconds are the "
-        "check's own.",
+        "check's own; cost is in US dollars at the models' prices (price unknown for a "
+        "model without one, such as the embedded model).",
         "",
     ]
     header = ["method", "n"]
@@ -379,7 +380,7 @@ def _markdown(
             header.append("accuracy per gold label")
     header += [
         "errors", "LLM calls", "on critical path", "prompt tokens", "completion tokens",
-        "seconds in calls", "wall seconds",
+        "seconds in calls", "wall seconds", "cost",
     ]  # fmt: skip
     lines += [
         "| " + " | ".join(header) + " |",
@@ -412,6 +413,7 @@ def _markdown(
                     _number(usage.get("completion_tokens"), ",.0f"),
                     _number(usage.get("seconds"), ".2f"),
                     _number(usage.get("wall_seconds"), ".2f"),
+                    cost_per_example(usage),
                 ]
             )
             + " |"
@@ -422,6 +424,21 @@ def _markdown(
     for name, result in results.items():
         lines += _method_section(name, result, plot_names[name], action_names.get(name))
     return "\n".join(lines).rstrip() + "\n"
+
+
+def cost_per_example(usage: Mapping[str, float]) -> str:
+    """The mean cost of an example, from `usage_per_claim`; "price unknown" when it is.
+
+    A part of the calls at an unknown price is said, never counted as free.
+    """
+    sent = usage.get("llm_calls", 0.0) - usage.get("cached_calls", 0.0)
+    unpriced, dollars = usage.get("unpriced_calls", 0.0), usage.get("cost", 0.0)
+    if sent <= 0:
+        return "$0"
+    if unpriced >= sent - 1e-9:
+        return "price unknown"
+    shown = f"${dollars:.4f}"
+    return f"{shown} + calls of unknown price" if unpriced > 0 else shown
 
 
 def _per_gold_label(m: Metrics) -> str:

@@ -19,6 +19,12 @@ A method may say what is wrong with its setup through ``warnings() -> list[str]`
 collects them (``run.warnings``), announces them when it starts, and stores them in the
 manifest and the report.
 
+``budget`` bounds each example's check and ``run_budget`` the whole run (`verity.llm.budget`).
+An example over its own budget is stored as a failed example with what it spent (rerun
+with ``retry_errors`` to try it again). Once the run's budget is spent, the run stops:
+the examples it stopped are not stored, so a rerun (with a larger budget) checks them, and
+`BenchRun.run` raises the `BudgetExceededError` after writing the report of what is done.
+
 ``engine`` (``thread`` or ``ray``, `verity.engines`) says where the examples are checked;
 the driver stores each result as it arrives, whatever the engine, so the store, the
 resumption and the report are the same. On Ray each worker builds the method again from
@@ -34,6 +40,7 @@ import random
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
 from importlib.metadata import PackageNotFoundError, version
@@ -42,6 +49,7 @@ from typing import Any, Literal
 
 from verity.bench.base import DatasetSplit, Example
 from verity.bench.datasets import data_dir, load_dataset
+from verity.bench.estimate import UsageRecord, record_run
 from verity.bench.heatmap import summarize_actions
 from verity.bench.leakage import (
     SETTINGS,
@@ -58,7 +66,8 @@ from verity.bench.report_compare import check_paper_figures
 from verity.bench.store import ResultRow, ResultStore
 from verity.domain import Article, Claim, Evidence, Label, Usage, Verdict
 from verity.engines import Engine, engine_for
-from verity.errors import BadInputError, ConfigError
+from verity.errors import BadInputError, BudgetExceededError, ConfigError
+from verity.llm.budget import Budget, Spend, spending
 from verity.llm.spec import ModelSet, ModelSettings
 from verity.methods.base import Method, method_class
 from verity.sources.base import Source
@@ -105,6 +114,11 @@ class BenchConfig:
     # changes a result, so neither is in the run id: a run resumes on either engine.
     engine: str = "thread"
     address: str | None = None
+    # What each example, and the whole run, may spend. Not in the run id either: a rerun
+    # with a larger budget goes on with the same run (and --retry-errors redoes the
+    # examples that ran out of their own).
+    budget: Budget = field(default_factory=Budget)
+    run_budget: Budget = field(default_factory=Budget)
 
 
 Progress = Callable[[str, int, int, float | None], None]
@@ -258,22 +272,35 @@ def _overhead(rows: Sequence[ResultRow]) -> tuple[float, float] | None:
     return sum(o for _, o in walls) / total, total / len(walls)
 
 
+# The error type of an example the run's budget stopped: never stored, checked on rerun.
+RUN_BUDGET_SPENT = "RunBudgetSpent"
+
+
 def _failed(example: Example, exc: Exception) -> ResultRow:
+    run_spent = isinstance(exc, BudgetExceededError) and exc.scope == "run"
+    spent = getattr(exc, "usage", None)  # what the example cost before it failed
     return ResultRow(
         example_id=example.id, gold=example.label.value, pred=None, confidence=None,
-        error=str(exc) or type(exc).__name__, error_type=type(exc).__name__,
-        usage={}, extra={}, verdict=None,
+        error=str(exc) or type(exc).__name__,
+        error_type=RUN_BUDGET_SPENT if run_spent else type(exc).__name__,
+        usage=spent.model_dump() if isinstance(spent, Usage) else {}, extra={}, verdict=None,
     )  # fmt: skip
 
 
-def check_example(method: Method, example: Example, split: DatasetSplit, setting: str) -> ResultRow:
-    """One method's result on one example; a failure is the example's error row."""
+def check_example(
+    method: Method,
+    example: Example,
+    split: DatasetSplit,
+    setting: str,
+    budget: Budget | None = None,
+) -> ResultRow:
+    """One method's result on one example, within its budget; a failure is its error row."""
     evidence = example.gold if setting == "gold" else None
     subject, in_text = subject_for(method, example, split)
     started = time.perf_counter()
     try:
         # The example under test, for the sources that guard or poison per example.
-        with searching_for(search_context(split.name, example)):
+        with searching_for(search_context(split.name, example)), spending(budget):
             verdict = method.verify(subject, evidence=evidence)
         wall = time.perf_counter() - started
         return _row(example, split, verdict, wall, poison_in_text=in_text)
@@ -297,11 +324,16 @@ class ExampleChecks:
     method: Callable[[DatasetSplit], Method]
     split: DatasetSplit
     setting: str
+    budget: Budget | None = None
 
     def build(self) -> Callable[[Example], ResultRow]:
         """The function that checks one example."""
         return partial(
-            check_example, self.method(self.split), split=self.split, setting=self.setting
+            check_example,
+            self.method(self.split),
+            split=self.split,
+            setting=self.setting,
+            budget=self.budget,
         )
 
     def failed(self, example: Example, error: Exception) -> ResultRow:
@@ -425,6 +457,8 @@ class BenchRun:
         self.store = ResultStore(config.out / "results.sqlite")
         # The most memory the process held while each method ran (this run's examples).
         self.peak_mb: dict[str, float] = {}
+        # The report's results once the run ends, also when its budget stopped it.
+        self.results: dict[str, MethodResult] = {}
         self.store.save_run(self.run_id, manifest)
         (config.out / "manifest.json").write_text(
             json.dumps(manifest, indent=2, default=str), encoding="utf-8"
@@ -452,8 +486,12 @@ class BenchRun:
         warn: Warn | None = None,
         engine: Engine | None = None,
         paper_figures: PaperFigures | None = None,
+        tally: Spend | None = None,
     ) -> dict[str, MethodResult]:
         """Run every method on every example not yet stored, then write the report.
+
+        ``tally`` counts what this run spends toward a larger run's budget (a
+        reproduction's many runs); without one the config's ``run_budget`` is the limit.
 
         The methods' warnings come first, each line given to ``warn``; without one they
         go to this module's logger at WARNING level, which reaches stderr even when the
@@ -469,40 +507,70 @@ class BenchRun:
             else:
                 log.warning("%s", line)
         if engine is not None:
-            return self._run_all(progress, engine, paper_figures)
+            return self._run_all(progress, engine, paper_figures, tally)
         with engine_for(self.config.engine, address=self.config.address) as opened:
-            return self._run_all(progress, opened, paper_figures)
+            return self._run_all(progress, opened, paper_figures, tally)
 
     def _run_all(
-        self, progress: Progress | None, engine: Engine, paper_figures: PaperFigures | None
+        self,
+        progress: Progress | None,
+        engine: Engine,
+        paper_figures: PaperFigures | None,
+        tally: Spend | None,
     ) -> dict[str, MethodResult]:
-        for name, method in self.methods.items():
-            if self.config.retry_errors:
-                self.store.forget_errors(self.run_id, name)
-            self._run_method(name, method, progress, engine)
-        return self.report(paper_figures)
+        budget = self.config.run_budget
+        # Counted as results arrive (any engine); in this process each call is also
+        # admitted by the run's spend, which stops the examples in flight on time.
+        tally = tally or Spend(budget, scope="run")
+        limited = engine.local and not budget.unlimited
+        within = spending(budget, scope="run") if limited else nullcontext()
+        stopped: BudgetExceededError | None = None
+        with within:
+            for name, method in self.methods.items():
+                if self.config.retry_errors:
+                    self.store.forget_errors(self.run_id, name)
+                try:
+                    self._run_method(name, method, progress, engine, tally)
+                except BudgetExceededError as exc:
+                    if exc.scope != "run":
+                        raise
+                    stopped = exc
+                    break
+        self.results = self.report(paper_figures)
+        if stopped is not None:
+            raise stopped  # after the report: what was done is written, and in `results`
+        return self.results
 
     def _run_method(
-        self, name: str, method: Method, progress: Progress | None, engine: Engine
+        self, name: str, method: Method, progress: Progress | None, engine: Engine, tally: Spend
     ) -> None:
         done = self.store.done(self.run_id, name)
         todo = [ex for ex in self.sample if ex.id not in done]
         total = len(self.sample)
         counts = {"finished": len(done), "right": self._right(name)}
+        tally.refuse_if_spent()  # a run already spent starts no method
 
         def stored(_example: Example, row: ResultRow) -> None:
             # Called by the engine in this process, one result at a time.
+            if row.error_type == RUN_BUDGET_SPENT:
+                raise BudgetExceededError(row.error or "the run's budget is spent", scope="run")
             self.store.put(self.run_id, name, row)
             counts["finished"] += 1
             counts["right"] += int(row.pred == row.gold)
             if progress:
                 progress(name, counts["finished"], total, counts["right"] / counts["finished"])
+            if row.usage:
+                tally.finished(Usage(**row.usage))
+            if counts["finished"] < total:
+                tally.refuse_if_spent()
 
         if progress:
             progress(name, counts["finished"], total, None)
         # Workers elsewhere get the split without its examples: each comes with its call.
         split = self.split if engine.local else replace(self.split, examples=())
-        work = ExampleChecks(self._method_for(name, method, engine), split, self.config.setting)
+        work = ExampleChecks(
+            self._method_for(name, method, engine), split, self.config.setting, self.config.budget
+        )
         with PeakMemory() as peak:
             engine.run(work, todo, stored, concurrency=self.config.concurrency)
         if todo and engine.local:  # elsewhere, this process's memory says nothing
@@ -539,6 +607,7 @@ class BenchRun:
         gives their calibration, seeded with the run's seed.
         """
         results: dict[str, MethodResult] = {}
+        spent: list[UsageRecord] = []
         # Rows in the sample's order, not the order they finished in: the bootstrap
         # resamples by position, so the intervals must not depend on the engine's timing.
         position = {ex.id: i for i, ex in enumerate(self.sample)}
@@ -556,6 +625,12 @@ class BenchRun:
                 seed=self.config.seed,
             )
             usages = [Usage(**r.usage) for r in rows if r.usage]
+            origin = self.origins.get(name, name)
+            config = self.config
+            record = UsageRecord.of(
+                origin, config.dataset, config.setting, config.model.spec, usages
+            )
+            spent.append(record)
             extra: dict[str, float] = {}
             iterations = [r.extra["iterations_used"] for r in rows if "iterations_used" in r.extra]
             if iterations:
@@ -577,6 +652,7 @@ class BenchRun:
                 actions=summarize_actions(rows),
                 examples=tuple(outcome_of(r) for r in rows),
             )
+        record_run(f"{self.config.out}|{self.run_id}", spent)  # for later estimates
         if results:
             write_report(
                 self.config.out,

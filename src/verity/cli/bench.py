@@ -23,8 +23,17 @@ from verity.cli.output import (
     ConfigOpt,
     DataDirOpt,
     EngineOpt,
+    MaxCallsOpt,
+    MaxCostOpt,
+    MaxSecondsOpt,
+    MaxTokensOpt,
     RetryErrorsOpt,
+    RunCallsOpt,
+    RunCostOpt,
+    RunSecondsOpt,
+    RunTokensOpt,
     SourceOpt,
+    budget_from,
     err,
     say,
 )
@@ -78,6 +87,18 @@ def bench(
     ] = True,
     engine: EngineOpt = "thread",
     address: AddressOpt = None,
+    max_calls: MaxCallsOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    max_seconds: MaxSecondsOpt = None,
+    max_cost: MaxCostOpt = None,
+    run_max_calls: RunCallsOpt = None,
+    run_max_tokens: RunTokensOpt = None,
+    run_max_seconds: RunSecondsOpt = None,
+    run_max_cost: RunCostOpt = None,
+    estimate: Annotated[
+        bool,
+        typer.Option("--estimate", help="Print the expected calls, tokens and cost; run nothing."),
+    ] = False,
     config: ConfigOpt = None,
 ) -> None:
     """Run methods on a benchmark sample; a rerun of the same command resumes."""
@@ -117,7 +138,16 @@ def bench(
         gold_guard=gold_guard,
         engine=engine,
         address=address,
+        budget=budget_from(settings.budget, max_calls, max_tokens, max_seconds, max_cost),
+        run_budget=budget_from(
+            settings.run_budget, run_max_calls, run_max_tokens, run_max_seconds, run_max_cost
+        ),
     )
+    if estimate:
+        from verity.cli.estimate import print_bench_estimate
+
+        print_bench_estimate(cfg, repeats)
+        return
     with runner:  # one cluster for every repeat
         _run_all(cfg, settings.methods, repeats, runner)
 
@@ -167,7 +197,9 @@ def _run_once(
     from rich.table import Table
 
     from verity.bench.recipes.lookup import paper_figures_for
+    from verity.bench.report import cost_per_example
     from verity.bench.runner import prepare
+    from verity.errors import BudgetExceededError
     from verity.render import clean, text
 
     out, setting = cfg.out, cfg.setting
@@ -201,22 +233,33 @@ def _run_once(
             running = "" if accuracy is None else f"accuracy so far {accuracy:.3f}"
             bar.update(tasks[method], completed=finished, running=running)
 
+        stopped: BudgetExceededError | None = None
         try:
             results = run.run(
                 progress, warn=lambda line: say("yellow", line), engine=engine,
                 paper_figures=paper_figures_for(cfg),  # the paper's column, from the recipes
             )  # fmt: skip
+        except BudgetExceededError as exc:
+            if exc.scope != "run":
+                raise
+            stopped, results = exc, run.results
         finally:
             run.close()
-    table = Table("method", "n", "errors", "accuracy", "macro-F1", "balanced acc.", "calls/claim")
+    table = Table(
+        "method", "n", "errors", "accuracy", "macro-F1", "balanced acc.", "calls/claim", "cost"
+    )
     for name, result in results.items():
-        m = result.metrics
+        m, usage = result.metrics, result.usage_per_claim
         table.add_row(
             text(name), str(m.n), str(m.errors), f"{m.accuracy:.3f}", f"{m.macro_f1:.3f}",
-            f"{m.balanced_accuracy:.3f}", f"{result.usage_per_claim.get('llm_calls', 0):.1f}",
+            f"{m.balanced_accuracy:.3f}", f"{usage.get('llm_calls', 0):.1f}",
+            cost_per_example(usage),
         )  # fmt: skip
     output.out.print(table)
     console.print(f"report: {out / 'report.md'}", markup=False, highlight=False)
+    if stopped is not None:
+        say("red", "the run's budget is spent: rerun the same command to go on")
+        raise stopped
     return results
 
 

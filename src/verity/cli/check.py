@@ -25,12 +25,21 @@ from verity.cli.output import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
     ConfigOpt,
+    MaxCallsOpt,
+    MaxCostOpt,
+    MaxSecondsOpt,
+    MaxTokensOpt,
+    RunCallsOpt,
+    RunCostOpt,
+    RunSecondsOpt,
+    RunTokensOpt,
+    budget_from,
     err,
     exit_code,
     out,
     say,
 )
-from verity.errors import BadInputError
+from verity.errors import BadInputError, VerityError
 from verity.jsonl import json_line, json_text
 
 if TYPE_CHECKING:
@@ -38,6 +47,7 @@ if TYPE_CHECKING:
     from verity.config import Settings
     from verity.domain import Article, Claim, Verdict
     from verity.engines import Engine
+    from verity.llm.budget import Budget
 
 
 def check(
@@ -86,6 +96,14 @@ def check(
         str, typer.Option(help="Where a batch runs: thread (this process) | ray (a Ray cluster).")
     ] = "thread",
     address: AddressOpt = None,
+    max_calls: MaxCallsOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    max_seconds: MaxSecondsOpt = None,
+    max_cost: MaxCostOpt = None,
+    run_max_calls: RunCallsOpt = None,
+    run_max_tokens: RunTokensOpt = None,
+    run_max_seconds: RunSecondsOpt = None,
+    run_max_cost: RunCostOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Check a claim, an article with --article, or a batch with --input and --output."""
@@ -93,6 +111,7 @@ def check(
     from verity.api import method_from_settings
     from verity.cli.progress import shown, wanted
     from verity.config import settings_from_options
+    from verity.llm.budget import spending
 
     settings = settings_from_options(
         config,
@@ -103,18 +122,33 @@ def check(
         sources=source,
     )
     _one_input(claim, article, input_file)
+    budget = budget_from(settings.budget, max_calls, max_tokens, max_seconds, max_cost)
+    run_budget = budget_from(
+        settings.run_budget, run_max_calls, run_max_tokens, run_max_seconds, run_max_cost
+    )
     if input_file is not None or output_file is not None:
         inputs, outputs = _batch_paths(input_file, output_file, as_json, trace, claim_date, speaker)
-        _batch(settings, inputs, outputs, concurrency, _engine(engine, address))
+        _batch(settings, inputs, outputs, concurrency, _engine(engine, address), budget, run_budget)
         return
     _engine_in_batch_only(engine, address)
+    if not run_budget.unlimited:
+        raise BadInputError("--run-max-* limit a batch (--input); one check takes --max-*")
     subject = _subject(claim, article, claim_date, speaker, settings)
     if trace is not None:
         _check_trace_path(trace)
     chosen = method_from_settings(settings, type(subject))
     warn(chosen)
-    with shown(err, wanted(show_progress)) as steps, events.listening(steps):
-        verdict = chosen.verify(subject)
+    try:
+        with (
+            shown(err, wanted(show_progress)) as steps,
+            events.listening(steps),
+            spending(budget),
+        ):
+            verdict = chosen.verify(subject)
+    except VerityError as exc:
+        if trace is not None and exc.trace is not None:
+            _write_trace(trace, _failed_record(exc))  # what the failed check did, and spent
+        raise
     record = verdict.to_json_dict()
     # The verdict is shown first, so a trace file that cannot be written loses nothing.
     if as_json:
@@ -123,10 +157,25 @@ def check(
     else:
         render.verdict(out, verdict)
     if trace is not None:
-        try:
-            trace.write_text(json_text(record, indent=2), encoding="utf-8")
-        except OSError as exc:
-            raise BadInputError(f"cannot write --trace {trace}: {exc.strerror or exc}") from exc
+        _write_trace(trace, record)
+
+
+def _write_trace(trace: Path, record: dict[str, object]) -> None:
+    try:
+        trace.write_text(json_text(record, indent=2), encoding="utf-8")
+    except OSError as exc:
+        raise BadInputError(f"cannot write --trace {trace}: {exc.strerror or exc}") from exc
+
+
+def _failed_record(exc: VerityError) -> dict[str, object]:
+    """A failed check for its --trace file: the error, and what it had done and spent."""
+    from verity.cli.output import exit_code
+
+    return {
+        "error": {"type": type(exc).__name__, "message": str(exc), "exit_code": exit_code(exc)},
+        "usage": exc.usage.model_dump(mode="json") if exc.usage is not None else None,
+        "trace": exc.trace.model_dump(mode="json") if exc.trace is not None else None,
+    }
 
 
 def _check_trace_path(trace: Path) -> None:
@@ -241,7 +290,13 @@ def _engine_in_batch_only(name: str, address: str | None) -> None:
 
 
 def _batch(
-    settings: Settings, input_file: Path, output_file: Path, concurrency: int, engine: Engine
+    settings: Settings,
+    input_file: Path,
+    output_file: Path,
+    concurrency: int,
+    engine: Engine,
+    budget: Budget,
+    run_budget: Budget,
 ) -> None:
     from functools import partial
 
@@ -260,7 +315,8 @@ def _batch(
             # Each worker builds the methods again from the settings; those built here
             # checked the settings and said their warnings once.
             verify = Checks(partial(verifier_for, settings, names, concurrency))
-        _run(items, verify, output, input_file, concurrency, len(bad), engine)
+        spend = (budget, run_budget)
+        _run(items, verify, output, input_file, concurrency, len(bad), engine, spend)
 
 
 def _run(
@@ -271,11 +327,13 @@ def _run(
     concurrency: int,
     bad: int,
     engine: Engine,
+    budgets: tuple[Budget, Budget],
 ) -> None:
     from rich.progress import Progress
 
     from verity.batch import run_batch
     from verity.domain import Usage
+    from verity.llm.prices import cost_text
 
     todo = len(items) - len(output.done & {i.key for i in items})
     usage = [Usage()]
@@ -290,8 +348,9 @@ def _run(
     with Progress(console=err, transient=False) as progress:
         task = progress.add_task("checking", total=todo)
         failures = run_batch(
-            items, verify, output, concurrency=concurrency, on_result=finished, engine=engine
-        )
+            items, verify, output, concurrency=concurrency, on_result=finished, engine=engine,
+            budget=budgets[0], run_budget=budgets[1],
+        )  # fmt: skip
     for failure in failures:
         say("red", f"{input_file}:{failure.item.line}: failed: {failure.error}")
     say(
@@ -300,11 +359,19 @@ def _run(
         f"{len(failures)} failed, {bad} bad lines -> {output.path}",
     )
     u = usage[0]
+    for failure in failures:  # a check that failed part-way spent something too
+        spent = getattr(failure.error, "usage", None)
+        if isinstance(spent, Usage):
+            u = u + spent
     say(
         "default",
         f"this run: {u.llm_calls} model calls ({u.cached_calls} from cache), "
-        f"{u.prompt_tokens}+{u.completion_tokens} tokens, {u.seconds:.1f} s in the model",
+        f"{u.prompt_tokens}+{u.completion_tokens} tokens, {u.seconds:.1f} s in the model, "
+        f"cost {cost_text(u)}",
     )
+    if failures.stopped is not None:
+        say("red", f"stopped: {failures.stopped}; run again to go on where it stopped")
+        raise typer.Exit(code=exit_code(failures.stopped))
     if bad or failures:
         raise typer.Exit(code=2 if bad else exit_code(failures[0].error))
 

@@ -8,7 +8,7 @@ exceeded, 1 anything else.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -21,6 +21,9 @@ from verity.errors import (
     ModelOutputError,
     SourceUnavailableError,
 )
+
+if TYPE_CHECKING:
+    from verity.llm.budget import Budget
 
 # No emoji codes: ":warning:" in a claim is text, not a picture. No highlighting of
 # numbers and paths in text that is not ours.
@@ -53,6 +56,36 @@ AddressOpt = Annotated[
     typer.Option(help="--engine ray: the cluster's address (default: a local cluster)."),
 ]
 
+# What one check may spend (verity.llm.budget), the same in every command that checks.
+MaxCallsOpt = Annotated[
+    int | None, typer.Option("--max-calls", min=1, help="Most model calls one check may make.")
+]
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option("--max-tokens", min=1, help="Most prompt+completion tokens one check may use."),
+]
+MaxSecondsOpt = Annotated[
+    float | None,
+    typer.Option("--max-seconds", min=0.001, help="Most wall seconds one check may take."),
+]
+MaxCostOpt = Annotated[
+    float | None, typer.Option("--max-cost", min=0, help="Most US dollars one check may spend.")
+]
+# What a whole run (a batch, a benchmark, a reproduction) may spend.
+RunCallsOpt = Annotated[
+    int | None, typer.Option("--run-max-calls", min=1, help="Most model calls of the run.")
+]
+RunTokensOpt = Annotated[
+    int | None, typer.Option("--run-max-tokens", min=1, help="Most tokens of the whole run.")
+]
+RunSecondsOpt = Annotated[
+    float | None,
+    typer.Option("--run-max-seconds", min=0.001, help="Most wall seconds of the whole run."),
+]
+RunCostOpt = Annotated[
+    float | None, typer.Option("--run-max-cost", min=0, help="Most US dollars of the whole run.")
+]
+
 _CODES: tuple[tuple[type[Exception], int], ...] = (
     (BadInputError, 2),
     (ConfigError, 3),
@@ -82,3 +115,29 @@ def say_error(exc: object, prefix: str = "error") -> None:
     from verity.render import text
 
     err.print(Text.assemble((f"{prefix}:", "bold red"), " ", text(exc)))
+
+
+def budget_from(
+    base: Budget,
+    calls: int | None,
+    tokens: int | None,
+    seconds: float | None,
+    cost: float | None,
+) -> Budget:
+    """``base`` (the settings' ``[budget]`` or ``[run_budget]``) with the options given over it.
+
+    A value out of range is bad input (exit 2), as any option's is.
+    """
+    from pydantic import ValidationError
+
+    from verity.llm.budget import Budget
+
+    given = {"calls": calls, "tokens": tokens, "seconds": seconds, "cost": cost}
+    try:
+        return Budget.model_validate(
+            {**base.model_dump(), **{k: v for k, v in given.items() if v is not None}}
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise BadInputError(f"budget {where}: {first['msg']}") from exc

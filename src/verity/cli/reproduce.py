@@ -28,8 +28,17 @@ from verity.cli.output import (
     ConfigOpt,
     DataDirOpt,
     EngineOpt,
+    MaxCallsOpt,
+    MaxCostOpt,
+    MaxSecondsOpt,
+    MaxTokensOpt,
     RetryErrorsOpt,
+    RunCallsOpt,
+    RunCostOpt,
+    RunSecondsOpt,
+    RunTokensOpt,
     SourceOpt,
+    budget_from,
     err,
     say,
 )
@@ -78,6 +87,18 @@ def reproduce(
     retry_errors: RetryErrorsOpt = False,
     engine: EngineOpt = "thread",
     address: AddressOpt = None,
+    max_calls: MaxCallsOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    max_seconds: MaxSecondsOpt = None,
+    max_cost: MaxCostOpt = None,
+    run_max_calls: RunCallsOpt = None,
+    run_max_tokens: RunTokensOpt = None,
+    run_max_seconds: RunSecondsOpt = None,
+    run_max_cost: RunCostOpt = None,
+    estimate: Annotated[
+        bool,
+        typer.Option("--estimate", help="Print the expected calls, tokens and cost; run nothing."),
+    ] = False,
     config: ConfigOpt = None,
 ) -> None:
     """Run a paper's table through the bench harness; report measured vs published."""
@@ -86,7 +107,7 @@ def reproduce(
 
     from verity.bench.recipes.configs import Options
     from verity.bench.recipes.plan import plan_recipe, seeds_for, sources_for
-    from verity.bench.recipes.run import Harness, find_recipe
+    from verity.bench.recipes.run import Harness, check_runnable, find_recipe
     from verity.bench.recipes.run import reproduce as run_recipe
     from verity.cli.bench import MethodBuilder, load_split, open_sources
     from verity.config import settings_from_options
@@ -104,8 +125,6 @@ def reproduce(
     row_settings = _row_settings(row_setting or [])
     for spec in row_models.values():
         parse_spec(spec)  # a misspelt backend fails now, not after an hour of other runs
-    # Before any data loads: an unknown engine, or Ray missing, costs nothing.
-    runner = engine_for(engine, address=address)
     settings = settings_from_options(
         config, model=model, base_url=base_url, api_key_env=api_key_env, sources=source
     )
@@ -128,7 +147,22 @@ def reproduce(
         retry_errors=retry_errors,
         engine=engine,
         address=address,
+        budget=budget_from(settings.budget, max_calls, max_tokens, max_seconds, max_cost),
+        run_budget=budget_from(
+            settings.run_budget, run_max_calls, run_max_tokens, run_max_seconds, run_max_cost
+        ),
+        prices=settings.prices,
     )
+    # A table that can measure nothing (no data folder, every cell unrunnable) is an
+    # error now, before any model loads or any engine starts.
+    check_runnable(plan, options.data_dir)
+    if estimate:
+        from verity.cli.estimate import print_reproduce_estimate
+
+        print_reproduce_estimate(plan, options)
+        return
+    # Before any data loads: an unknown engine, or Ray missing, costs nothing.
+    runner = engine_for(engine, address=address)
     harness = Harness(
         load=load_split, builder=MethodBuilder, sources=lambda c: partial(open_sources, c)
     )

@@ -3,15 +3,23 @@
 log = CallLog()
 answer = client.chat(messages, step="judge", log=log)
 verdict = Verdict(..., usage=log.usage(), trace=log.trace(query=...))
+
+with collecting() as logs:          # around a check: every log made inside it, so that a
+    ...                             # check that fails still shows what it did and spent
+logs.usage(), logs.trace()
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from verity import events, schedule
 from verity.domain import EventData, ModelCall, Retrieval, Trace, Usage
+from verity.llm import budget
 
 T = TypeVar("T")
 Place = tuple[int, ...]
@@ -34,6 +42,9 @@ class CallLog:
         self._calls: list[tuple[Place, ModelCall]] = []
         self._retrievals: list[tuple[Place, Retrieval]] = []
         self._arrived = 0
+        collected = _COLLECTED.get()
+        if collected is not None:
+            collected.add(self)
 
     def _place(self, calls: int) -> Place:
         place = schedule.record(calls)
@@ -71,13 +82,17 @@ class CallLog:
             )
 
     def milestone(self, name: str, message: str, **data: str | int | float | bool | None) -> None:
-        """Report a step of the method's own (``local.iteration``, ``zofia.round``)."""
+        """Report a step of the method's own (``local.iteration``, ``zofia.round``).
+
+        A check whose time budget is spent stops here, between model calls.
+        """
+        budget.check_time()
         if self._sink is not None:
             details: EventData = dict(data)
             self._sink.emit("milestone", message, name=name, data=details)
 
     def add_retrieval(self, retrieval: Retrieval) -> None:
-        """Record one source query."""
+        """Record one source query; a check whose time budget is spent stops after it."""
         place = self._place(0)
         with self._lock:
             self._retrievals.append((place, retrieval))
@@ -92,6 +107,7 @@ class CallLog:
                 results=found,
                 error=retrieval.error,
             )
+        budget.check_time()
 
     @property
     def calls(self) -> tuple[ModelCall, ...]:
@@ -115,6 +131,60 @@ class CallLog:
     def trace(self, **extra: Any) -> Trace:
         """A trace of everything recorded, plus the method's own typed parts."""
         return Trace(calls=self.calls, retrievals=self.retrievals, **extra)
+
+
+class Collected:
+    """Every `CallLog` made within one check: what it did so far, should it fail."""
+
+    def __init__(self, parent: Collected | None = None) -> None:
+        self._lock = threading.Lock()
+        self._logs: list[CallLog] = []
+        # A check inside a check (a method that runs another): the outer one sees it all.
+        self._parent = parent
+
+    def add(self, log: CallLog) -> None:
+        """Keep a log made within the check (and within every check around it)."""
+        with self._lock:
+            self._logs.append(log)
+        if self._parent is not None:
+            self._parent.add(log)
+
+    def _records(self) -> tuple[list[tuple[Place, ModelCall]], list[tuple[Place, Retrieval]]]:
+        with self._lock:
+            logs = list(self._logs)
+        calls: list[tuple[Place, ModelCall]] = []
+        retrievals: list[tuple[Place, Retrieval]] = []
+        for log in logs:
+            with log._lock:
+                calls += log._calls
+                retrievals += log._retrievals
+        return calls, retrievals
+
+    def usage(self) -> Usage:
+        """The summed usage of every call recorded by any of the logs."""
+        total = Usage()
+        for _, call in self._records()[0]:
+            total = total + call.usage
+        return total
+
+    def trace(self) -> Trace:
+        """The calls and retrievals of every log, in a sequential run's order."""
+        calls, retrievals = self._records()
+        return Trace(calls=_ordered(calls), retrievals=_ordered(retrievals))
+
+
+_COLLECTED: ContextVar[Collected | None] = ContextVar("verity_collected", default=None)
+
+
+@contextmanager
+def collecting() -> Iterator[Collected]:
+    """Gather every `CallLog` made in the body (a check) into one `Collected`."""
+    collected = Collected(_COLLECTED.get())
+    token = _COLLECTED.set(collected)
+    try:
+        yield collected
+    finally:
+        _COLLECTED.reset(token)
 
 
 def _ordered(records: list[tuple[Place, T]]) -> tuple[T, ...]:

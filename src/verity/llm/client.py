@@ -5,11 +5,13 @@
     verdict = client.chat(messages, schema=JudgeOutput, step="judge", log=log).parsed
 
 It adds, whatever the backend: an on-disk answer cache, usage accounting (per call, per
-`CallLog`, and a running total per client), a concurrency limit, retries with jittered
-backoff on rate limits and server errors only (unless the backend retries by itself), a
-cap on the size of an answer, and validation of structured answers against their
-pydantic schema, numbers normalised first (`verity.llm.parse`), with a bounded repair
-round before a typed error.
+`CallLog`, and a running total per client) with the cost of each call at the model's
+price (`verity.llm.prices`), the check's budget (`verity.llm.budget`: each request is
+admitted by it before it is sent and charged to it after), a concurrency limit, retries
+with jittered backoff on rate limits and server errors only (unless the backend retries
+by itself), a cap on the size of an answer, and validation of structured answers against
+their pydantic schema, numbers normalised first (`verity.llm.parse`), with a bounded
+repair round before a typed error.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ import math
 import random
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -29,12 +32,14 @@ from pydantic import BaseModel, ValidationError
 
 from verity import schedule
 from verity.domain import Message, ModelCall, RejectedAnswer, Usage
-from verity.errors import ModelOutputError
+from verity.errors import BudgetExceededError, ModelOutputError
 from verity.http.retry import retry_delay
+from verity.llm import budget
 from verity.llm.base import ChatBackend, GenParams, RawCompletion, TransientModelError
 from verity.llm.cache import ResponseCache, cache_key
 from verity.llm.calllog import CallLog
 from verity.llm.parse import parse_answer, parse_json_answer
+from verity.llm.prices import Price
 from verity.llm.slots import Slots
 
 __all__ = [
@@ -135,8 +140,11 @@ class ModelClient:
         repair_attempts: int = 1,
         role: str = "default",
         chars_per_token: int = CHARS_PER_TOKEN,
+        price: Price | None = None,
     ) -> None:
         self.backend = backend
+        # None: the price is unknown, and calls are counted as unpriced, never as free.
+        self.price = price
         self.cache = cache
         self.params = params or GenParams()
         self.retries = retries
@@ -191,6 +199,7 @@ class ModelClient:
             "retries": self.retries,
             "repair_attempts": self.repair_attempts,
             "chars_per_token": self.chars_per_token,
+            "price": self.price.model_dump(mode="json") if self.price else None,
         }
 
     def with_role(self, role: str) -> ModelClient:
@@ -246,9 +255,15 @@ class ModelClient:
         talk = self._exchange(messages, step, schema, params)
         if log is not None:
             log.call_started(step, self.role, self.backend.model)
+        last: tuple[RawCompletion, _Checked] | None = None
         while True:
-            raw, key = self._complete_cached(talk.convo, talk.params, talk.json_schema)
+            try:
+                raw, key = self._complete_cached(talk.convo, talk.params, talk.json_schema)
+            except BudgetExceededError:
+                self._refused(talk, last, log)
+                raise
             checked = self._receive(talk, raw, key, schema)
+            last = (raw, checked)
             if key is not None and checked.error is None:
                 self._store(key, raw)
             if not self._ask_repair(talk, checked):
@@ -262,15 +277,22 @@ class ModelClient:
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             return hit, None
         attempts, attempt = self._attempts(), 0
+        spend = budget.current()
         while True:
+            if spend is not None:
+                spend.admit()  # BudgetExceededError before the request is sent
             try:
-                with schedule.model_busy(), self._slots.held():
-                    return self.backend.complete(messages, params, schema), key
+                with schedule.model_busy(), self._slots.held(), _answered(spend):
+                    raw = self.backend.complete(messages, params, schema)
             except TransientModelError as exc:
                 attempt += 1
                 if attempt >= attempts:
                     raise
                 self.sleep(self._delay(attempt - 1, exc))
+                continue
+            if spend is not None:
+                spend.settle(self._usage_of(raw, cached=False))
+            return raw, key
 
     # -- async --------------------------------------------------------------------------
 
@@ -287,9 +309,15 @@ class ModelClient:
         talk = self._exchange(messages, step, schema, params)
         if log is not None:
             log.call_started(step, self.role, self.backend.model)
+        last: tuple[RawCompletion, _Checked] | None = None
         while True:
-            raw, key = await self._acomplete_cached(talk.convo, talk.params, talk.json_schema)
+            try:
+                raw, key = await self._acomplete_cached(talk.convo, talk.params, talk.json_schema)
+            except BudgetExceededError:
+                self._refused(talk, last, log)
+                raise
             checked = self._receive(talk, raw, key, schema)
+            last = (raw, checked)
             if key is not None and checked.error is None:
                 await asyncio.to_thread(self._store, key, raw)
             if not self._ask_repair(talk, checked):
@@ -304,16 +332,25 @@ class ModelClient:
             if hit is not None:
                 return hit, None
         attempts, attempt = self._attempts(), 0
+        spend = budget.current()
         while True:
+            if spend is not None and spend.may_wait:
+                await asyncio.to_thread(spend.admit)  # a rate limit's wait: not on the loop
+            elif spend is not None:
+                spend.admit()
             try:
-                with schedule.model_busy():
+                with schedule.model_busy(), _answered(spend):
                     async with self._slots.aheld():
-                        return await self.backend.acomplete(messages, params, schema), key
+                        raw = await self.backend.acomplete(messages, params, schema)
             except TransientModelError as exc:
                 attempt += 1
                 if attempt >= attempts:
                     raise
                 await self.asleep(self._delay(attempt - 1, exc))
+                continue
+            if spend is not None:
+                spend.settle(self._usage_of(raw, cached=False))
+            return raw, key
 
     # -- shared -------------------------------------------------------------------------
 
@@ -340,7 +377,7 @@ class ModelClient:
         schema: type[BaseModel] | None,
     ) -> _Checked:
         """Count one answer's cost, then check its size, completeness and shape."""
-        talk.usage = talk.usage + _usage_of(raw, cached=key is None)
+        talk.usage = talk.usage + self._usage_of(raw, cached=key is None)
         max_tokens = talk.params.max_tokens
         cap = self.answer_cap(max_tokens)
         if len(raw.text) > cap:
@@ -382,6 +419,28 @@ class ModelClient:
         if self.cache is not None:
             self.cache.put(key, raw)
 
+    def _usage_of(self, raw: RawCompletion, *, cached: bool) -> Usage:
+        """One answer's tokens and cost; an answer from verity's cache costs nothing."""
+        cost, unpriced = 0.0, 0
+        if not cached:
+            if self.price is None:
+                unpriced = 1
+            else:
+                cost = self.price.cost_of(
+                    prompt_tokens=raw.prompt_tokens,
+                    completion_tokens=raw.completion_tokens,
+                    cached_tokens=raw.cached_tokens,
+                )
+        return Usage(
+            llm_calls=1,
+            prompt_tokens=raw.prompt_tokens,
+            completion_tokens=raw.completion_tokens,
+            cached_tokens=raw.cached_tokens,
+            cached_calls=1 if cached else 0,
+            cost=cost,
+            unpriced_calls=unpriced,
+        )
+
     def _attempts(self) -> int:
         # A backend whose own client already retried (the OpenAI SDK) would have its
         # retries and waits multiplied by ours.
@@ -403,8 +462,24 @@ class ModelClient:
             jitter=lambda ceiling: self.jitter() * ceiling,
         )
 
+    def _refused(
+        self, talk: _Exchange, last: tuple[RawCompletion, _Checked] | None, log: CallLog | None
+    ) -> None:
+        """Record what a call got before the budget refused its repair round."""
+        if last is None:
+            return  # nothing was sent: there is nothing to record
+        raw, checked = last
+        talk.rejected.pop()  # its answer is the call's output, not one that was repaired
+        self._finish(talk, raw, checked, log, raise_invalid=False)
+
     def _finish(
-        self, talk: _Exchange, raw: RawCompletion, checked: _Checked, log: CallLog | None
+        self,
+        talk: _Exchange,
+        raw: RawCompletion,
+        checked: _Checked,
+        log: CallLog | None,
+        *,
+        raise_invalid: bool = True,
     ) -> Completion[Any]:
         usage = talk.usage.model_copy(update={"seconds": time.perf_counter() - talk.started})
         call = ModelCall(
@@ -427,13 +502,24 @@ class ModelClient:
         self._meter.add(usage)
         if log is not None:
             log.add_call(call)
-        if checked.error is not None:
+        if checked.error is not None and raise_invalid:
             raise ModelOutputError(
                 f"{self.backend.backend}:{self.backend.model} gave no valid answer for step "
                 f"{talk.step!r} after {call.attempts} attempt(s): {checked.error}",
                 raw=checked.text,
             )
         return Completion(text=checked.text, parsed=checked.parsed, call=call)
+
+
+@contextmanager
+def _answered(spend: budget.Spend | None) -> Iterator[None]:
+    """A request that fails still ends: the spend's hooks are told, with nothing spent."""
+    try:
+        yield
+    except BaseException:
+        if spend is not None:
+            spend.settle(Usage())
+        raise
 
 
 class _Meter:
@@ -444,16 +530,6 @@ class _Meter:
     def add(self, usage: Usage) -> None:
         with self._lock:
             self.total = self.total + usage
-
-
-def _usage_of(raw: RawCompletion, *, cached: bool) -> Usage:
-    return Usage(
-        llm_calls=1,
-        prompt_tokens=raw.prompt_tokens,
-        completion_tokens=raw.completion_tokens,
-        cached_tokens=raw.cached_tokens,
-        cached_calls=1 if cached else 0,
-    )
 
 
 def _usable_wait(seconds: object) -> float | None:

@@ -20,6 +20,7 @@ from verity.errors import ConfigError, UnknownNameError
 from verity.llm.base import ChatBackend, GenParams
 from verity.llm.cache import ResponseCache
 from verity.llm.client import ModelClient
+from verity.llm.prices import Price, shipped_price
 from verity.paths import cache_path
 
 BACKENDS = ("local", "openai")
@@ -58,6 +59,15 @@ class ModelSettings(BaseModel):
     repeat_penalty: float = Field(default=1.1, ge=1.0, description="local models only")
     threads: int | None = Field(default=None, ge=1, description="local models: CPU threads")
     cache: bool = True
+    price: Price | None = Field(
+        default=None,
+        description="this model's price per million tokens; unset, verity's shipped price "
+        "for a hosted model at its provider's endpoint (verity.llm.prices), else unknown",
+    )
+
+    def known_price(self) -> Price | None:
+        """The price calls to this model are charged at: the one set, else a shipped one."""
+        return self.price or shipped_price(self.spec, self.base_url)
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -119,6 +129,7 @@ def make_model(settings: ModelSettings, *, role: str = "default") -> ModelClient
         max_concurrency=settings.max_concurrency,
         retries=settings.retries,
         role=role,
+        price=settings.known_price(),
     )
 
 

@@ -30,7 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from verity import events, schedule
 from verity.domain import Article, Claim, Evidence, Verdict
-from verity.errors import ConfigError, UnknownNameError
+from verity.errors import ConfigError, UnknownNameError, VerityError
+from verity.llm.calllog import collecting
 from verity.llm.spec import ModelSet
 from verity.sources.base import Source
 
@@ -84,7 +85,9 @@ class MethodBase:
 
     `averify` runs `check` as one tracked check (`verity.schedule`): its independent
     steps run at once unless the method runs sequentially, and the verdict's usage gains
-    the calls on the critical path, the wall time and the time outside model calls.
+    the calls on the critical path, the wall time and the time outside model calls. A
+    check that fails with a `VerityError` (its budget spent, a model that gave no valid
+    answer) carries what it did so far: the error's ``usage`` and ``trace``.
     `verify` is `averify` in an event loop of its own.
     """
 
@@ -111,8 +114,13 @@ class MethodBase:
         """The verdict, for callers that run an event loop."""
         started = time.perf_counter()
         events.check_started(self.name, _shown(subject))
-        with schedule.tracked(parallel=self.runs_parallel()) as lane:
-            verdict = await self.check(subject, evidence)
+        with collecting() as logs, schedule.tracked(parallel=self.runs_parallel()) as lane:
+            try:
+                verdict = await self.check(subject, evidence)
+            except VerityError as exc:
+                # Set again by each check it passes through: the outermost one has it all.
+                exc.usage, exc.trace = logs.usage(), logs.trace()
+                raise
             wall = time.perf_counter() - started
             usage = verdict.usage.model_copy(
                 update={

@@ -15,9 +15,13 @@ client's choosing. Models are listed by the operator for the same reason, and be
 
 from __future__ import annotations
 
+from typing import Any
+
 from verity.api import DEFAULT_METHODS
 from verity.domain import Article, Claim
 from verity.methods.base import method_class, method_names
+from verity.methods.settings import request_fields
+from verity.service.budgets import config_class
 from verity.service.responses import (
     Kind,
     MethodInfo,
@@ -76,9 +80,20 @@ def methods_info() -> list[MethodInfo]:
                 accepts=accepts,
                 variants=[f"{name}/{v}" for v in getattr(cls, "variants", {})],
                 default_for=[kind_name(k) for k, m in DEFAULT_METHODS.items() if m == name],
+                settings=request_settings(name),
             )
         )
     return found
+
+
+def request_settings(method: str) -> dict[str, dict[str, Any]]:
+    """The JSON schema of each setting a request may give ``method`` (bounds included)."""
+    config = config_class(method)
+    if config is None:
+        return {}
+    allowed = request_fields(config)
+    properties = config.model_json_schema(mode="validation").get("properties", {})
+    return {name: schema for name, schema in properties.items() if name in allowed}
 
 
 def requestable_source(spec: str, configured: tuple[str, ...]) -> bool:

@@ -5,6 +5,12 @@
     job = service.submit(CheckRequest(claim="..."))   # ApiError (400/422) or QueueFull (429)
     service.stop()
 
+Every job has a budget (`verity.service.budgets`): what the request asked for, within the
+caller's ceiling (the key's own from ``[service.keys]``, else ``[service.budget]``, else
+``[budget]``); the job stores it with its request. With calls or tokens a minute set
+(``[service]``), a submission is refused (429 ``rate_limited``) while the caller's window
+is full, and each call of a running job waits for room (`verity.service.usage_limits`).
+
 `verity.service.app.create_app` puts a `Service` on ``app.state.service``: the API routes
 and the web pages both work through it. A request is checked whole before it is queued
 (method, model, sources, settings, sizes), so a job fails only for reasons that appear
@@ -19,29 +25,35 @@ import typing
 from dataclasses import dataclass, field
 
 from filelock import FileLock, Timeout
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from verity.api import resolve_method, shared_source
 from verity.config import Settings
-from verity.errors import BadInputError, ConfigError, UnknownNameError, VerityError
+from verity.errors import BadInputError, ConfigError, UnknownNameError
 from verity.limits import check_subject_size
-from verity.llm.spec import parse_spec
-from verity.methods.base import method_class, settings_for, variant_settings
+from verity.llm.budget import Budget
+from verity.methods.base import settings_for, variant_settings
+from verity.methods.settings import request_fields
 from verity.service import catalog
+from verity.service.budgets import (
+    ceiling_for,
+    check_request_settings,
+    config_class,
+    settled_budget,
+)
 from verity.service.changes import Changes
-from verity.service.errors import ApiError, api_error
+from verity.service.errors import ApiError, api_error, settings_error
 from verity.service.execute import LocalExecutor
 from verity.service.jobs import Job, JobStore
 from verity.service.pool import Executor, WorkerPool
 from verity.service.requests import CheckRequest
 from verity.service.responses import MethodInfo, ModelsInfo, SourcesInfo
+from verity.service.usage_limits import UsageLimiter
 from verity.sources.registry import source_names
 
 log = logging.getLogger("verity.service")
-
-# Method settings that name files on the server: an operator sets them in verity.toml,
-# a client may not (a path of the client's choosing would be read by the server).
-SERVER_ONLY_SETTINGS = frozenset({"weights"})
+# The names of this machine: a Host header a browser sends only to a loopback server.
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 
 @dataclass(frozen=True)
@@ -51,6 +63,9 @@ class ServiceSettings:
     ``defaults`` are the settings of ``verity check`` (method, model, sources, method
     settings, limits). ``models`` are further model specs a request may name besides the
     default one. ``rate_per_minute`` bounds the checks each key submits (with keys on).
+    ``allowed_hosts`` are the names a request's Host header may give (any port; ``*``
+    for any name): the loopback names by default, so a server on another address must
+    list the names its clients use.
     """
 
     defaults: Settings = field(default_factory=Settings)
@@ -61,6 +76,7 @@ class ServiceSettings:
     heartbeat_seconds: float = 15.0
     rate_per_minute: int = 60
     cors_origins: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS
 
     def accepted_models(self) -> tuple[str, ...]:
         """The default model's spec, then the others a request may name."""
@@ -85,12 +101,16 @@ class Service:
             self.settings.defaults, checks=self.settings.workers
         )
         self.changes = Changes()
+        limits = self.settings.defaults.service
+        # Model calls and tokens a minute per key: counted here, for every job in flight.
+        self.usage_limits = UsageLimiter(limits.calls_per_minute, limits.tokens_per_minute)
         self.pool = WorkerPool(
             self.store,
             self.executor,
             workers=self.settings.workers,
             queue_size=self.settings.queue_size,
             changes=self.changes,
+            usage_limits=self.usage_limits,
         )
         # verity.service.keys.KeyRing and RateLimiter, or None: no key needed.
         self.keys, self.limiter = keys, limiter
@@ -147,7 +167,24 @@ class Service:
         if self.stopping:
             raise ApiError(503, "unavailable", "the server is shutting down")
         method = self.check_request(request)
-        return self.pool.submit(request, method=method, key=key)
+        budget = settled_budget(request.budget, self.ceiling(key))
+        wait = self.usage_limits.retry_after(key)
+        if wait is not None:
+            seconds = max(1, int(wait + 0.999))
+            raise ApiError(
+                429,
+                "rate_limited",
+                f"this key's model calls or tokens for the minute are spent; try again in "
+                f"{seconds} s",
+                headers={"Retry-After": str(seconds)},
+            )
+        stored = request.model_copy(update={"budget": budget})
+        return self.pool.submit(stored, method=method, key=key)
+
+    def ceiling(self, key: str | None) -> Budget:
+        """The most one check of ``key`` may spend on this server."""
+        defaults = self.settings.defaults
+        return ceiling_for(defaults.service, defaults.budget, key)
 
     def check_request(self, request: CheckRequest) -> str:
         """Everything about a request that can be known before it runs; its method's name."""
@@ -197,15 +234,11 @@ class Service:
         accepted = self.settings.accepted_models()
         if spec is None or spec in accepted:
             return
-        try:
-            parse_spec(spec)
-            known = f"this server accepts {', '.join(accepted)}"
-        except VerityError as exc:
-            known = str(exc)
+        # The spec sent is not repeated: it may be long, or hold a path or a key.
         raise ApiError(
             400,
             "unknown_model",
-            f"model {spec!r} is not offered here: {known}",
+            f"this model is not offered here: this server accepts {', '.join(accepted)}",
             field="model",
             valid=list(accepted),
         )
@@ -217,7 +250,7 @@ class Service:
             raise ApiError(
                 400,
                 "unknown_source",
-                f"source {spec!r} is not offered here (a source's argument is set by the "
+                "this source is not offered here (a source's argument is set by the "
                 "server's operator)",
                 field="sources",
                 valid=offered,
@@ -230,17 +263,10 @@ class Service:
             raise error from exc
 
     def _settings(self, method: str, given: dict[str, typing.Any]) -> None:
-        refused = sorted(SERVER_ONLY_SETTINGS & set(given))
-        if refused:
-            raise ApiError(
-                400,
-                "server_setting",
-                f"{refused[0]} is set by the server's operator, not by a request",
-                field=f"settings.{refused[0]}",
-            )
-        config = _config_class(method)
+        check_request_settings(method, given)  # 400 server_setting before anything reads it
+        config = config_class(method)
         if config is None:
-            return  # a plug-in without a typed config: its own constructor checks
+            return  # a plug-in without a typed config takes no settings from a request
         merged = {
             **variant_settings(method),
             **settings_for(method, self.settings.defaults.methods),
@@ -249,14 +275,7 @@ class Service:
         try:
             config.model_validate(merged)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise ApiError(
-                422,
-                "invalid",
-                f"settings of {method}: {where or 'settings'}: {first['msg']}",
-                field=f"settings.{where}" if where else "settings",
-            ) from exc
+            raise settings_error(method, exc, sorted(request_fields(config))) from exc
 
     # -- what the server offers -----------------------------------------------------------
 
@@ -278,12 +297,3 @@ class Service:
 def name_base(name: str) -> str:
     """``zofia`` of ``zofia/no-debate``."""
     return name.partition("/")[0]
-
-
-def _config_class(method: str) -> type[BaseModel] | None:
-    try:
-        hints = typing.get_type_hints(method_class(method))
-    except (NameError, TypeError):  # an annotation that does not resolve at run time
-        return None
-    config = hints.get("config")
-    return config if isinstance(config, type) and issubclass(config, BaseModel) else None

@@ -9,11 +9,18 @@
 Every answer that is not a success has the body of `verity.service.requests.ErrorBody`:
 ``{"error": {"status", "code", "message", "field", "valid"}}``. A job that fails keeps
 its error as ``{code, message}``, with the codes of `job_error`.
+
+An answer never repeats a value the request sent (a name, a key of a mapping): it may be
+long, or a secret pasted in the wrong field. It names the field, and ``valid`` lists what
+would have been accepted.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from verity.errors import (
     BadInputError,
@@ -99,6 +106,17 @@ def job_error(exc: BaseException) -> JobError:
     )
 
 
+def partial_of(exc: BaseException) -> dict[str, Any] | None:
+    """What a check that failed had done: its usage and trace, as JSON (None if nothing)."""
+    usage, trace = getattr(exc, "usage", None), getattr(exc, "trace", None)
+    if usage is None and trace is None:
+        return None
+    return {
+        "usage": usage.model_dump(mode="json") if usage is not None else None,
+        "trace": trace.model_dump(mode="json") if trace is not None else None,
+    }
+
+
 def api_error(exc: VerityError) -> ApiError:
     """The answer to a verity error raised while a request was checked, before any job.
 
@@ -107,13 +125,54 @@ def api_error(exc: VerityError) -> ApiError:
     """
     if isinstance(exc, UnknownNameError):
         # "method", "source", "model backend", "variant of zofia": the first word says it.
+        # The error's own message quotes the name; the answer does not (see above).
         kind = exc.kind.split()[0] if exc.kind.strip() else "name"
-        return ApiError(400, f"unknown_{kind}", str(exc), valid=sorted(exc.known))
+        message = f"unknown {exc.kind or 'name'}: not one of the names this server knows"
+        return ApiError(400, f"unknown_{kind}", message, valid=sorted(exc.known))
     if isinstance(exc, BadInputError):
         return ApiError(400, "bad_input", _capped(str(exc)))
     if isinstance(exc, ConfigError):
         return ApiError(400, "config", _capped(str(exc)))
     return ApiError(500, "internal", "internal error; the server log has the details")
+
+
+def problem(error: Mapping[str, Any]) -> tuple[list[str], str]:
+    """Where one pydantic error is and what it says, naming no key the client chose.
+
+    A mapping's key that fails its own check is at ``(..., KEY, "[key]")`` and a field
+    the model does not take at ``(..., NAME)``: both are cut to the mapping or model
+    that holds them, and the message says which kind of mistake it was.
+    """
+    location = [str(p) for p in error.get("loc", ())]
+    message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+    if "[key]" in location:
+        location = location[: max(location.index("[key]") - 1, 0)]
+        message = f"a key: {message}"
+    elif error.get("type") == "extra_forbidden":
+        location = location[:-1]
+        message = "a field it does not take"
+    return location, message
+
+
+def settings_error(method: str, exc: ValidationError, known: Sequence[str]) -> ApiError:
+    """422 for request settings the method's settings model refuses (``known`` its fields)."""
+    first = exc.errors()[0]
+    location, message = problem(first)
+    where = ".".join(location)
+    if not where and first.get("type") == "extra_forbidden":
+        return ApiError(
+            422,
+            "invalid",
+            f"settings of {method}: a setting it does not take",
+            field="settings",
+            valid=list(known),
+        )
+    return ApiError(
+        422,
+        "invalid",
+        f"settings of {method}: {where or 'settings'}: {message}",
+        field=f"settings.{where}" if where else "settings",
+    )
 
 
 def _capped(message: str) -> str:
@@ -133,6 +192,7 @@ STATUS_CODES = {
     409: "conflict",
     413: "too_large",
     415: "unsupported_media_type",
+    421: "misdirected",
     422: "invalid",
     429: "too_many_requests",
     500: "internal",

@@ -28,6 +28,7 @@ from verity.config import Settings
 from verity.domain import Article, Claim, Verdict
 from verity.events import Listener
 from verity.limits import check_subject_size
+from verity.llm.budget import spending
 from verity.llm.spec import ModelSettings, parse_spec
 from verity.methods.base import Method, settings_for
 from verity.redact import redact_url
@@ -73,16 +74,16 @@ def request_model(
 
     A named model replaces the per-role models, as ``--model`` does on the command line;
     it keeps the server's endpoint and generation settings, except that an embedded model
-    takes no endpoint.
+    takes no endpoint, and it is priced as its own spec (`verity.config.Settings.prices`).
     """
     base = defaults.model
     if spec is None or spec == base.spec:
         return base, dict(defaults.roles)
     backend, _ = parse_spec(spec)
-    update: dict[str, Any] = {"spec": spec}
+    model = defaults.with_model(spec)
     if backend == "local":
-        update["base_url"] = None
-    return base.model_copy(update=update), {}
+        model = model.model_copy(update={"base_url": None})
+    return model, {}
 
 
 def plan(request: CheckRequest, defaults: Settings) -> Plan:
@@ -114,8 +115,11 @@ class LocalExecutor:
         self._lock = threading.Lock()
 
     def __call__(self, request: CheckRequest, listener: Listener) -> Verdict:
-        """Check the request's subject, sending each event to ``listener``."""
-        with events.listening(listener) as sink:
+        """Check the request's subject within its budget, sending each event to ``listener``.
+
+        The request's ``budget`` is the one the server settled on when it was submitted.
+        """
+        with events.listening(listener) as sink, spending(request.budget):
             subject = request.subject()
             if subject is None:
                 if sink is not None:

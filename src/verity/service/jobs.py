@@ -69,7 +69,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     started REAL,
     finished REAL,
     runs INTEGER NOT NULL DEFAULT 0,
-    key TEXT
+    key TEXT,
+    partial TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs (status);
 CREATE INDEX IF NOT EXISTS jobs_key ON jobs (key);
@@ -110,6 +111,9 @@ class JobStore:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA busy_timeout=10000")
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(jobs)")}
+            if "partial" not in columns:  # a store made before failed jobs kept their work
+                self._db.execute("ALTER TABLE jobs ADD COLUMN partial TEXT")
         except sqlite3.Error as exc:
             raise ConfigError(f"cannot open the job store {self.path}: {exc}") from exc
 
@@ -155,7 +159,7 @@ class JobStore:
 
     def get(self, job_id: str, *, key: str | None = None) -> Job | None:
         """The job with this id (only if it belongs to ``key``, when one is given)."""
-        sql = f"SELECT {_SUMMARY_COLUMNS}, request, verdict FROM jobs WHERE id = ?"
+        sql = f"SELECT {_SUMMARY_COLUMNS}, request, verdict, partial FROM jobs WHERE id = ?"
         args: tuple[Any, ...] = (job_id,)
         if key is not None:
             sql, args = sql + " AND key = ?", (job_id, key)
@@ -168,6 +172,7 @@ class JobStore:
             **summary.model_dump(),
             request=json.loads(row[11]),
             verdict=json.loads(row[12]) if row[12] is not None else None,
+            partial=json.loads(row[13]) if row[13] is not None else None,
         )
 
     def history(
@@ -242,9 +247,20 @@ class JobStore:
             (json_text(verdict), label if isinstance(label, str) else None),
         )
 
-    def fail(self, job_id: str, run: int, error: JobError) -> bool:
-        """Record why a running job's run failed; False if that run had been stopped."""
-        return self._end(job_id, run, "status = 'failed', error = ?", (error.model_dump_json(),))
+    def fail(
+        self, job_id: str, run: int, error: JobError, partial: dict[str, Any] | None = None
+    ) -> bool:
+        """Record why a running job's run failed, and what it had done (``partial``).
+
+        False if that run had been stopped.
+        """
+        stored = json_text(partial) if partial is not None else None
+        return self._end(
+            job_id,
+            run,
+            "status = 'failed', error = ?, partial = ?",
+            (error.model_dump_json(), stored),
+        )
 
     def requeue(self, job_id: str, run: int) -> bool:
         """Put a running job back in the queue (the server is stopping before it is done)."""

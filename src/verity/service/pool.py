@@ -12,6 +12,10 @@ each progress event. The pool's listener stores the event and wakes whoever watc
 job; it raises `JobStopped` when the job was cancelled, or the server is stopping, which
 ends the check at its next step (`verity.events`).
 
+With a `UsageLimiter` (model calls and tokens a minute per key), every model call a job
+makes in this process waits for room in its key's window first (`verity.llm.budget`'s
+hooks): the server then holds its calls a minute however many jobs run at once.
+
 Every job is in the store before it is in the queue, and a job is taken from the queue
 only by marking it running there, so after ``kill -9`` a restart finds every job that had
 not ended and runs it again; the store's guarded updates make each job end once.
@@ -25,13 +29,16 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 
-from verity.domain import Event, Verdict
+from verity.domain import Event, Usage, Verdict
 from verity.events import Listener
+from verity.llm.budget import Spend, spending
 from verity.service.changes import Changes
-from verity.service.errors import job_error
+from verity.service.errors import job_error, partial_of
 from verity.service.jobs import Job, JobStore
 from verity.service.requests import CheckRequest
+from verity.service.usage_limits import UsageLimiter
 
 Executor = Callable[[CheckRequest, Listener], Verdict]
 
@@ -65,10 +72,12 @@ class WorkerPool:
         workers: int = 2,
         queue_size: int = 100,
         changes: Changes | None = None,
+        usage_limits: UsageLimiter | None = None,
     ) -> None:
         if workers < 1 or queue_size < 1:
             raise ValueError("a pool needs at least one worker and room for one job")
         self.store, self.executor = store, executor
+        self.usage_limits = usage_limits
         self.workers, self.queue_size = workers, queue_size
         self.changes = changes or Changes()
         self._queue: deque[str] = deque()
@@ -196,13 +205,14 @@ class WorkerPool:
 
         try:
             request = CheckRequest.model_validate(job.request)
-            verdict = self.executor(request, listener)
+            with self._paced(job_id, job.key):
+                verdict = self.executor(request, listener)
             record = verdict.to_json_dict()
         except Exception as exc:  # noqa: BLE001 - every failure of a check is its job's error
             if self._stopping.is_set():
                 self.store.requeue(job_id, run)
                 log.info("check %s: stopped with the server; it runs again next start", job_id)
-            elif self.store.fail(job_id, run, job_error(exc)):
+            elif self.store.fail(job_id, run, job_error(exc), partial_of(exc)):
                 self._failed(job_id, exc)
         else:
             if self.store.finish(job_id, run, record):
@@ -210,6 +220,27 @@ class WorkerPool:
                 log.info("check %s: done, %s", job_id, verdict.label.value)
         finally:
             self.changes.changed(job_id)
+
+    def _paced(self, job_id: str, key: str | None) -> AbstractContextManager[object]:
+        """Each model call of the job waits for room in its key's window (none: no limit)."""
+        limits = self.usage_limits
+        if limits is None or not limits.active:
+            return nullcontext()
+
+        def stopped() -> bool:
+            if self._stopping.is_set():
+                return True
+            job = self.store.get(job_id)
+            return job is None or job.final
+
+        def before_call(spend: Spend) -> None:
+            if not limits.wait_for_room(key, stopped=stopped, seconds_left=spend.remaining_seconds):
+                raise JobStopped("the check was cancelled while it waited for its key's rate")
+
+        def after_call(usage: Usage) -> None:
+            limits.charge(key, usage.tokens)
+
+        return spending(None, before_call=before_call, after_call=after_call)
 
     def _failed(self, job_id: str, exc: Exception) -> None:
         error = job_error(exc)

@@ -49,10 +49,13 @@ class Job(JobSummary):
     """A job whole: the request as it was sent and, once done, the verdict.
 
     ``verdict`` is the JSON ``verity check --json`` prints (`Verdict.to_json_dict`).
+    ``partial`` is what a failed check had done before it stopped (its budget spent, a
+    model that gave no valid answer): ``{"usage": ..., "trace": ...}``, else None.
     """
 
     request: dict[str, Any]
     verdict: dict[str, Any] | None = None
+    partial: dict[str, Any] | None = None
 
 
 class StoredEvent(NamedTuple):

@@ -5,6 +5,7 @@
         {"article": {"title": "...", "text": "..."}, "method": "zofia"}
     )
     request = CheckRequest.model_validate({"url": "https://news.example/story"})
+    request = CheckRequest.model_validate({"claim": "...", "budget": {"calls": 20}})
     request.kind()          # Claim or Article: what the method will be given
 
 A request names exactly one subject: a ``claim``, an ``article`` or a ``url`` to fetch.
@@ -30,6 +31,7 @@ from pydantic import (
 )
 
 from verity.domain import Article, Claim
+from verity.llm.budget import Budget
 from verity.redact import redact_url
 
 # Hard caps of the request itself; the body cap (1 MiB by default) bounds the whole.
@@ -97,7 +99,9 @@ class CheckRequest(BaseModel):
     Unset names take the server's defaults (``GET /v1/methods``, ``/v1/models``,
     ``/v1/sources`` list what may be named). ``date`` is the retrieval cutoff (evidence
     published later is not used); ``speaker`` is for a claim only. ``settings`` are the
-    method's own settings, as in a ``[methods.NAME]`` table of ``verity.toml``.
+    method's own settings, as in a ``[methods.NAME]`` table of ``verity.toml``, those a
+    request may set. ``budget`` lowers what the check may spend below the server's
+    ceiling for the caller (it may not raise it); the job keeps the budget it ran with.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=_one_subject_schema)
@@ -111,6 +115,7 @@ class CheckRequest(BaseModel):
     date: dt.date | None = None
     speaker: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
     settings: dict[Name, Any] = Field(default_factory=dict, max_length=MAX_SETTINGS)
+    budget: Budget | None = None
 
     @field_validator("claim")
     @classmethod

@@ -9,9 +9,9 @@ describes every answer exactly (the API's fuzz test holds it to that).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from verity.service.jobs import Job, JobSummary
 
@@ -69,13 +69,18 @@ class JobList(BaseModel):
 
 
 class MethodInfo(BaseModel):
-    """A method a request may name."""
+    """A method a request may name, and the settings a request may give it.
+
+    ``settings`` maps each setting a request may set to its JSON schema (type, default,
+    bounds, choices); the operator's own (files, datasets, templates) are not listed.
+    """
 
     name: str
     description: str
     accepts: list[Kind]
     variants: list[str]
     default_for: list[Kind]
+    settings: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 class SourceInfo(BaseModel):

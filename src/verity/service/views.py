@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from verity.domain import Usage
+from verity.llm.prices import cost_text
 from verity.service.views_common import (
     fixed,
     fraction,
@@ -208,6 +210,22 @@ def usage_rows(usage: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
         ("completion tokens", str(integer(usage.get("completion_tokens")))),
         ("seconds in the model", fixed(usage.get("seconds"), 1)),
         ("seconds in all", fixed(usage.get("wall_seconds"), 1)),
+        ("cost", cost_cell(usage)),
+    )
+
+
+def cost_cell(usage: Mapping[str, Any]) -> str:
+    """What the calls cost in US dollars, "price unknown", or '-' for a record without it."""
+    if "cost" not in usage:
+        return "-"  # stored before verity priced calls
+    spent = number(usage.get("cost"))
+    return cost_text(
+        Usage(
+            llm_calls=max(integer(usage.get("llm_calls")), 0),
+            cached_calls=max(integer(usage.get("cached_calls")), 0),
+            cost=spent if spent is not None and spent >= 0 else 0.0,
+            unpriced_calls=max(integer(usage.get("unpriced_calls")), 0),
+        )
     )
 
 

@@ -22,6 +22,8 @@ from verity.bench.base import DatasetSplit
 from verity.bench.recipes.plan import Plan, PlannedRun
 from verity.bench.runner import BenchConfig, Build, SourcesOf, build_methods, claims_as_articles
 from verity.errors import VerityError
+from verity.llm.budget import Budget
+from verity.llm.prices import Price
 from verity.llm.spec import ModelSettings
 
 
@@ -40,6 +42,11 @@ class Options:
     retry_errors: bool = False
     engine: str = "thread"
     address: str | None = None
+    # What each example may spend, and the whole reproduction (every run and seed).
+    budget: Budget = field(default_factory=Budget)
+    run_budget: Budget = field(default_factory=Budget)
+    # The settings' [prices] table: a row's own model is priced by its own spec.
+    prices: Mapping[str, Price] = field(default_factory=dict)
 
 
 def base_config(planned: PlannedRun, plan: Plan, options: Options) -> BenchConfig:
@@ -47,8 +54,12 @@ def base_config(planned: PlannedRun, plan: Plan, options: Options) -> BenchConfi
     if planned.model is None:
         model, roles = options.model, dict(options.roles)
     else:
-        # A model named for a row is the model of every role, as --model is for a command.
-        model, roles = options.model.model_copy(update={"spec": planned.model}), {}
+        # A model named for a row is the model of every role, as --model is for a command,
+        # at its own price (never the default model's).
+        model = options.model.model_copy(
+            update={"spec": planned.model, "price": options.prices.get(planned.model)}
+        )
+        roles = {}
     settings = {name: dict(table) for name, table in options.method_settings.items()}
     for name, own in planned.method_settings.items():
         settings[name] = {**settings.get(name, {}), **own}
@@ -70,6 +81,7 @@ def base_config(planned: PlannedRun, plan: Plan, options: Options) -> BenchConfi
         leakage="paper-faithful",
         engine=options.engine,
         address=options.address,
+        budget=options.budget,
     )
 
 

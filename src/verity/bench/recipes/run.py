@@ -17,6 +17,13 @@ setting on a dataset without gold evidence, a method that cannot be built (a mis
 checkpoint: the row's ``needs`` says what to give it) or that does not check this kind of
 input. On the datasets made of fact-checks, retrieving methods run unguarded
 (``paper-faithful``, `verity.bench.leakage`), as the papers ran them.
+
+A table that can measure nothing is not a result: `check_runnable` refuses it before any
+model loads (no data folder for datasets that need one, or no runnable cell at all).
+``Options.budget`` bounds each example's check; ``Options.run_budget`` the whole
+reproduction, every run and seed together. Once that is spent, the runs stop, the table is
+written with what was measured (the cells not reached say so), and `reproduce` raises the
+`BudgetExceededError`: a rerun goes on where it stopped.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from verity.bench.base import DatasetSplit
+from verity.bench.datasets import data_dir, load_dataset, packaged
 from verity.bench.recipes.configs import Options, base_config, method_problem, seed_configs
 from verity.bench.recipes.lookup import paper_figures_for
 from verity.bench.recipes.measure import Figure, Unmeasured, combine, measure
@@ -47,7 +55,14 @@ from verity.bench.runner import (
     prepare,
 )
 from verity.engines import Engine
-from verity.errors import ConfigError, UnknownNameError, VerityError
+from verity.errors import (
+    BudgetExceededError,
+    ConfigError,
+    DatasetError,
+    UnknownNameError,
+    VerityError,
+)
+from verity.llm.budget import Spend, spending
 from verity.llm.spec import ModelSettings
 
 # A recipe is a few hundred lines of TOML; anything this large is the wrong file.
@@ -97,6 +112,35 @@ def find_recipe(name: str) -> Recipe:
         raise ConfigError(f"recipe file {path} is malformed: {exc}") from exc
 
 
+def check_runnable(plan: Plan, folder: Path | None) -> None:
+    """`DatasetError` (bad input) when the table can measure nothing here.
+
+    The data folder must exist when any of the recipe's datasets is read from it, and at
+    least one planned run must have a dataset that loads (with gold evidence when its
+    setting is gold). Read before any model loads; a dataset takes a fraction of a second.
+    """
+    if not plan.runs:
+        reasons = sorted({s.reason for s in plan.skipped})
+        raise DatasetError(
+            f"{plan.recipe.id}: none of its cells can run here ({'; '.join(reasons)[:600]})"
+        )
+    if any(not packaged(p.dataset) for p in plan.runs):
+        data_dir(folder)  # DatasetError naming the folder it looked for
+    problems: list[str] = []
+    for planned in plan.runs:
+        try:
+            split = load_dataset(planned.dataset, data_dir=folder, hops=planned.hops)
+        except VerityError as exc:
+            problems.append(f"{planned.dataset}: {exc}")
+            continue
+        if planned.setting != "gold" or split.has_gold:
+            return
+        problems.append(f"{planned.dataset} carries no gold evidence")
+    raise DatasetError(
+        f"{plan.recipe.id}: none of its cells can run here: {'; '.join(problems)[:600]}"
+    )
+
+
 def reproduce(
     plan: Plan,
     options: Options,
@@ -119,6 +163,11 @@ def reproduce(
     warnings: list[str] = []
     runs: dict[str, dict[str, Any]] = {}
     loader = _Loader(harness.load)
+    # The whole reproduction's budget: counted as results arrive, and in this process
+    # also call by call (every run's examples then stop on time).
+    tally = Spend(options.run_budget, scope="run")
+    local = engine is None or engine.local
+    stopped: BudgetExceededError | None = None
     if plan.runs:
         # Said once: every run's models share the temperatures of the options.
         first = seed_configs(base_config(plan.runs[0], plan, options), plan.seeds)
@@ -126,15 +175,27 @@ def reproduce(
         if warning:
             warnings.append(warning)
             say(f"warning: {warning}")
-    for planned in plan.runs:
-        figures, info = _one_run(
-            planned, plan, options, harness, loader, engine, progress, say, announce
-        )
-        runs[planned.folder] = info
-        for cell in planned.cells:
-            outcomes[(cell.row, cell.column)] = _outcome(
-                cell.row, cell.column, figures.get((cell.row, cell.column), []), plan, planned
-            )
+    with spending(options.run_budget if local else None, scope="run"):
+        for planned in plan.runs:
+            if stopped is not None:
+                for cell in planned.cells:
+                    reason = f"not run: the reproduction's budget was spent ({stopped})"
+                    outcomes[(cell.row, cell.column)] = CellResult(
+                        cell.row, cell.column, reason=reason
+                    )
+                continue
+            try:
+                figures, info = _one_run(
+                    planned, plan, options, harness, loader, engine, progress, say, announce,
+                    tally,
+                )  # fmt: skip
+            except _Stopped as halt:
+                stopped, figures, info = halt.error, halt.found, halt.info
+            runs[planned.folder] = info
+            for cell in planned.cells:
+                outcomes[(cell.row, cell.column)] = _outcome(
+                    cell.row, cell.column, figures.get((cell.row, cell.column), []), plan, planned
+                )
     result = Reproduction(
         recipe=plan.recipe,
         cells=outcomes,
@@ -149,7 +210,17 @@ def reproduce(
         warnings=tuple(warnings),
     )
     write_table(options.out, result)
+    if stopped is not None:
+        raise stopped  # after the table: what was measured is written
     return result
+
+
+class _Stopped(Exception):
+    """The reproduction's budget ran out in a run: what that run had found so far."""
+
+    def __init__(self, error: BudgetExceededError, found: Found, info: dict[str, Any]) -> None:
+        super().__init__(str(error))
+        self.error, self.found, self.info = error, found, info
 
 
 class _Loader:
@@ -185,6 +256,7 @@ def _one_run(
     progress: Progress | None,
     say: Warn,
     announce: Announce | None,
+    tally: Spend | None = None,
 ) -> tuple[Found, dict[str, Any]]:
     """The figures of one planned run over its seeds, and what to record about it."""
     found: Found = {}
@@ -243,9 +315,15 @@ def _one_run(
                 announce(planned, run)
             # Each run's own report shows this table's figures beside its methods.
             figures = paper_figures_for(config, recipes=[plan.recipe])
-            run.run(progress, warn=say, engine=engine, paper_figures=figures)
+            run.run(progress, warn=say, engine=engine, paper_figures=figures, tally=tally)
             info["run_ids"][config.out.name] = run.run_id
             _measure_run(run, planned, usable, found, plan.recipe)
+        except BudgetExceededError as exc:
+            if exc.scope != "run":
+                raise
+            info["run_ids"][config.out.name] = run.run_id
+            fail(usable, f"stopped: the reproduction's budget was spent ({exc})")
+            raise _Stopped(exc, found, info) from exc
         except VerityError as exc:
             fail(usable, f"the run stopped: {exc}")
         finally:
