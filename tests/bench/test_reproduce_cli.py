@@ -373,3 +373,46 @@ def test_retry_errors_runs_only_the_failed_examples_again(cli, tmp_path: Path) -
         assert endpoint.count == asked + 3
     cell = json.loads((out / "reproduce.json").read_text())["cells"][0]
     assert cell["measured"] is not None and cell["not_run"] is None
+
+
+@needs_data
+def test_a_spent_run_budget_stops_the_table_writes_it_and_a_rerun_finishes_it(
+    tmp_path: Path,
+) -> None:
+    from verity.errors import BudgetExceededError
+    from verity.llm.budget import Budget
+    from verity.llm.prices import Price
+
+    recipe = find_recipe_text(RECIPE)
+    fake = FakeChatModel(
+        lambda messages, schema: json.dumps(supported([], schema) or {}), model="fake-budget"
+    )
+
+    def builder(model, roles, settings):
+        def build(name, sources):
+            from verity.methods.base import settings_for
+
+            client = ModelClient(fake, price=Price(input=1.0, output=10.0))
+            return load_method(
+                name, models=ModelSet(client), sources=sources, **settings_for(name, settings)
+            )
+
+        return build
+
+    load = lambda name, *, data_dir, hops: load_dataset(name, data_dir=DATA, hops=hops)  # noqa: E731
+    harness = Harness(load=load, builder=builder, sources=lambda config: lambda split: [])
+    plan = plan_recipe(recipe, sample=3)
+    out = tmp_path / "out"
+    with pytest.raises(BudgetExceededError) as info:
+        reproduce(plan, Options(out=out, run_budget=Budget(calls=2)), harness)
+    assert info.value.scope == "run"
+    assert len(fake.requests) == 2  # the third request was never sent
+    table = (out / "reproduce.md").read_text()
+    assert "the reproduction's budget was spent" in table
+    assert "| cost | $" in table and "2 model calls" in table
+    result = reproduce(plan, Options(out=out, run_budget=Budget(calls=100)), harness)
+    # One run (direct on three FEVEROUS claims; its rows share it): the rerun sends the
+    # one request the budget stopped, nothing twice.
+    assert len(fake.requests) == 3
+    assert result.cell("direct-a", "fev").measured is not None
+    assert "3 model calls" in (out / "reproduce.md").read_text()

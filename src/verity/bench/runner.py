@@ -590,6 +590,15 @@ class BenchRun:
         build, sources = self.ingredients
         return Rebuild(self.config, name, self.origins.get(name, name), build, sources)
 
+    def spent(self) -> Usage:
+        """What every stored example of this run cost, failed ones included."""
+        total = Usage()
+        for name in self.methods:
+            for row in self.store.rows(self.run_id, name):
+                if row.usage:
+                    total = total + Usage(**row.usage)
+        return total
+
     def _right(self, name: str) -> int:
         return sum(r.pred == r.gold for r in self.store.rows(self.run_id, name))
 

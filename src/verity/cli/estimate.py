@@ -42,20 +42,38 @@ class Line:
 
     def add(self, found: Estimate) -> None:
         """Add one run's estimate of this method."""
-        self.examples += found.examples
+        cost = list(found.cost) if found.cost is not None else None
+        calls, prompt, completion = found.calls, found.prompt_tokens, found.completion_tokens
+        self._sum(found.examples, calls, prompt, completion, cost, {found.source})
+
+    def absorb(self, other: Line) -> None:
+        """Add another line (a method's, into the total)."""
+        cost = other.cost if other.priced else None
+        self._sum(other.examples, other.calls, other.prompt, other.completion, cost, set())
+
+    def _sum(
+        self,
+        examples: int,
+        calls: Sequence[float],
+        prompt: Sequence[float],
+        completion: Sequence[float],
+        cost: Sequence[float] | None,
+        sources: set[str],
+    ) -> None:
+        self.examples += examples
         for mine, theirs in (
-            (self.calls, found.calls),
-            (self.prompt, found.prompt_tokens),
-            (self.completion, found.completion_tokens),
+            (self.calls, calls),
+            (self.prompt, prompt),
+            (self.completion, completion),
         ):
             for i in range(3):
                 mine[i] += theirs[i]
-        if found.cost is None:
+        if cost is None:
             self.priced = False
         elif self.cost is not None:
             for i in range(3):
-                self.cost[i] += found.cost[i]
-        self.sources.add(found.source)
+                self.cost[i] += cost[i]
+        self.sources |= sources
 
 
 def _line(method: str) -> Line:
@@ -181,18 +199,8 @@ def _table(title: str, lines: list[Line], models: Sequence[ModelSettings], book:
             _dollars(line) if measured else "?",
             text("; ".join(sorted(line.sources))),
         )
-        total.examples += line.examples
-        for mine, theirs in (
-            (total.calls, line.calls),
-            (total.prompt, line.prompt),
-            (total.completion, line.completion),
-        ):
-            for i in range(3):
-                mine[i] += theirs[i]
-        total.priced = total.priced and line.priced
-        if total.cost is not None and line.cost is not None:
-            for i in range(3):
-                total.cost[i] += line.cost[i]
+        if measured:
+            total.absorb(line)
     table.add_row(
         "total",
         f"{total.examples:,}",

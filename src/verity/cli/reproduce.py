@@ -112,7 +112,7 @@ def reproduce(
     from verity.cli.bench import MethodBuilder, load_split, open_sources
     from verity.config import settings_from_options
     from verity.engines import engine_for
-    from verity.errors import BadInputError
+    from verity.errors import BadInputError, BudgetExceededError
     from verity.llm.spec import parse_spec
 
     if list_recipes:
@@ -173,12 +173,32 @@ def reproduce(
         highlight=False,
     )
     with runner:  # one cluster for every run
-        result = run_recipe(
-            plan, options, harness, engine=runner, progress=_progress,
-            warn=lambda line: say("yellow", line), announce=_announce,
-        )  # fmt: skip
+        try:
+            result = run_recipe(
+                plan, options, harness, engine=runner, progress=_progress,
+                warn=lambda line: say("yellow", line), announce=_announce,
+            )  # fmt: skip
+        except BudgetExceededError as exc:
+            if exc.scope == "run":
+                report = options.out / "reproduce.md"
+                say("red", f"the budget is spent: what was measured is in {report}")
+                say("red", "run the same command with a larger budget to go on")
+            raise
     _show(result)
+    _say_cost(result)
     err.print(f"report: {options.out / 'reproduce.md'}", markup=False, highlight=False)
+
+
+def _say_cost(result: Reproduction) -> None:
+    from verity.bench.recipes.table import spent
+    from verity.llm.prices import cost_text
+
+    used = spent(result)
+    say(
+        "default",
+        f"this table: {used.llm_calls:,} model calls, {used.prompt_tokens:,} + "
+        f"{used.completion_tokens:,} tokens, cost {cost_text(used)}",
+    )
 
 
 def _row_models(given: list[str]) -> dict[str, str]:

@@ -21,6 +21,7 @@ from fastapi import Depends, Request
 
 from verity.service.core import Service
 from verity.service.errors import ApiError
+from verity.service.errors import rate_limited as too_many
 
 COOKIE = "verity_key"
 # No key is longer than this; a longer header is not worth hashing.
@@ -74,13 +75,7 @@ def rate_limited(service: Service, name: str | None) -> None:
         return
     wait = service.limiter.allow(name)
     if wait is not None:
-        seconds = max(1, int(wait + 0.999))
-        raise ApiError(
-            429,
-            "rate_limited",
-            f"this key has sent as many checks as it may in a minute; try again in {seconds} s",
-            headers={"Retry-After": str(seconds)},
-        )
+        raise too_many(wait, "checks")
 
 
 def same_origin(request: Request) -> None:

@@ -42,7 +42,7 @@ from verity.service.budgets import (
     settled_budget,
 )
 from verity.service.changes import Changes
-from verity.service.errors import ApiError, api_error, settings_error
+from verity.service.errors import ApiError, api_error, rate_limited, settings_error
 from verity.service.execute import LocalExecutor
 from verity.service.jobs import Job, JobStore
 from verity.service.pool import Executor, WorkerPool
@@ -170,14 +170,7 @@ class Service:
         budget = settled_budget(request.budget, self.ceiling(key))
         wait = self.usage_limits.retry_after(key)
         if wait is not None:
-            seconds = max(1, int(wait + 0.999))
-            raise ApiError(
-                429,
-                "rate_limited",
-                f"this key's model calls or tokens for the minute are spent; try again in "
-                f"{seconds} s",
-                headers={"Retry-After": str(seconds)},
-            )
+            raise rate_limited(wait, "model calls or tokens")
         stored = request.model_copy(update={"budget": budget})
         return self.pool.submit(stored, method=method, key=key)
 

@@ -106,6 +106,17 @@ def job_error(exc: BaseException) -> JobError:
     )
 
 
+def rate_limited(wait: float, what: str) -> ApiError:
+    """429 ``rate_limited``: ``what`` of the key's minute are spent, come back in ``wait`` s."""
+    seconds = max(1, int(wait + 0.999))
+    return ApiError(
+        429,
+        "rate_limited",
+        f"this key's {what} for the minute are spent; try again in {seconds} s",
+        headers={"Retry-After": str(seconds)},
+    )
+
+
 def partial_of(exc: BaseException) -> dict[str, Any] | None:
     """What a check that failed had done: its usage and trace, as JSON (None if nothing)."""
     usage, trace = getattr(exc, "usage", None), getattr(exc, "trace", None)

@@ -54,6 +54,7 @@ from verity.bench.runner import (
     Warn,
     prepare,
 )
+from verity.domain import Usage
 from verity.engines import Engine
 from verity.errors import (
     BudgetExceededError,
@@ -322,13 +323,22 @@ def _one_run(
             if exc.scope != "run":
                 raise
             info["run_ids"][config.out.name] = run.run_id
+            _add_usage(info, run)
             fail(usable, f"stopped: the reproduction's budget was spent ({exc})")
             raise _Stopped(exc, found, info) from exc
         except VerityError as exc:
             fail(usable, f"the run stopped: {exc}")
+        else:
+            _add_usage(info, run)
         finally:
             run.close()
     return found, info
+
+
+def _add_usage(info: dict[str, Any], run: BenchRun) -> None:
+    """Add what a run's stored examples cost to its planned run's record (every seed)."""
+    earlier = Usage(**info.get("usage", {}))
+    info["usage"] = (earlier + run.spent()).model_dump(mode="json")
 
 
 def _measure_run(

@@ -29,6 +29,8 @@ from typing import Any
 
 from verity.bench.recipes.measure import Measured
 from verity.bench.recipes.schema import Recipe
+from verity.domain import Usage
+from verity.llm.prices import cost_text
 
 REPRODUCE_MD = "reproduce.md"
 REPRODUCE_JSON = "reproduce.json"
@@ -117,6 +119,7 @@ def markdown(result: Reproduction) -> str:
     if result.sources:
         lines.append(f"| sources | {_md(', '.join(result.sources))} |")
     lines += [
+        f"| cost | {_md(_cost(result))} |",
         f"| sample | {_samples(result)} |",
         f"| seeds | {', '.join(str(s) for s in result.seeds)} "
         f"({recipe.aggregate} over {len(result.seeds)}) |",
@@ -291,6 +294,23 @@ def _write_atomic(path: Path, text: str) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def spent(result: Reproduction) -> Usage:
+    """What every run of the reproduction cost, from each run's stored examples."""
+    total = Usage()
+    for info in result.runs.values():
+        if isinstance(info.get("usage"), Mapping):
+            total = total + Usage(**info["usage"])
+    return total
+
+
+def _cost(result: Reproduction) -> str:
+    used = spent(result)
+    return (
+        f"{cost_text(used)}: {used.llm_calls:,} model calls, "
+        f"{used.prompt_tokens:,} + {used.completion_tokens:,} tokens"
+    )
 
 
 def _samples(result: Reproduction) -> str:
