@@ -8,6 +8,7 @@ recipe's wall time and, at the end, a table of the figures it wrote.
 
     .venv/bin/python bench/usage_estimates.py                       # every recipe (long)
     .venv/bin/python bench/usage_estimates.py --recipes zofia-t3 --sample 1 --no-write
+    .venv/bin/python bench/usage_estimates.py --ship-only        # ship an earlier run's figures
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=2)
     parser.add_argument("--work", type=Path, default=Path("/tmp/verity-usage-estimates"))
     parser.add_argument("--no-write", action="store_true", help="measure, do not ship")
+    parser.add_argument(
+        "--ship-only", action="store_true", help="ship the figures already in --work, run nothing"
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
     from verity.bench.recipes.schema import recipe_names
@@ -49,7 +53,7 @@ def main() -> None:
         ),
     }
     walls = {}
-    for recipe in recipes:
+    for recipe in [] if args.ship_only else recipes:
         sample = SAMPLES.get(recipe, args.sample)
         started = time.perf_counter()
         done = subprocess.run(

@@ -88,3 +88,22 @@ def test_reproduce_estimate_prints_the_bill_without_calling_a_model(cli) -> None
     assert "toe-t2" in out and "total" in out
     assert "openai:gpt-4o-mini: $0.15 per million prompt tokens" in err
     assert took < 10  # no model, no run; the data read for the datasets' sizes
+
+
+def test_a_run_budget_in_the_settings_does_not_stop_one_check(cli, tmp_path: Path) -> None:
+    with LatencyEndpoint(delay=0.0) as endpoint:
+        path = config(tmp_path, endpoint.base_url)
+        path.write_text(path.read_text() + "[run_budget]\ncost = 20.0\n", encoding="utf-8")
+        code, out, err = cli(["check", "A claim."])
+    assert code == 0, err
+    assert "cost $" in out
+
+
+def test_a_cost_limit_on_a_model_without_a_price_is_said_to_be_toothless(
+    cli, tmp_path: Path
+) -> None:
+    with LatencyEndpoint(delay=0.0) as endpoint:
+        config(tmp_path, endpoint.base_url)
+        code, _, err = cli(["check", "A claim.", "--model", "openai:other", "--max-cost", "1"])
+    assert code == 0, err
+    assert "has no known price, so a cost limit cannot stop its calls" in err

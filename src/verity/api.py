@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from verity import events
-from verity.config import Settings
+from verity.config import DEFAULT_BUDGET, Settings
 from verity.domain import Article, Claim, Verdict
 from verity.errors import BadInputError
 from verity.events import Listener
@@ -150,13 +150,14 @@ def check(
 
     ``method`` None is ``rag`` for a claim and ``zofia`` for an article. ``on_event`` is
     called with each `Event` of the check as it happens (`verity.events`). ``budget``
-    bounds what the check may spend (`verity.llm.budget`): past it, `BudgetExceededError`,
-    whose ``usage`` and ``trace`` say what the check had done.
+    bounds what the check may spend (`verity.llm.budget`; None: the default, 2,000 calls
+    and 3,600 s): past it, `BudgetExceededError`, whose ``usage`` and ``trace`` say what
+    the check had done. A method's own ``verify`` runs within whatever spend surrounds it.
     """
     target = as_subject(subject)
     name = resolve_method(method, type(target))
     built = load_method(name, model=model, base_url=base_url, sources=sources, **config)
-    with events.listening(on_event), spending(budget):
+    with events.listening(on_event), spending(budget or DEFAULT_BUDGET):
         return built.verify(target)
 
 
@@ -175,5 +176,5 @@ async def acheck(
     target = as_subject(subject)
     name = resolve_method(method, type(target))
     built = load_method(name, model=model, base_url=base_url, sources=sources, **config)
-    with events.listening(on_event), spending(budget):
+    with events.listening(on_event), spending(budget or DEFAULT_BUDGET):
         return await built.averify(target)

@@ -566,10 +566,12 @@ def run_batch(
         recorded[0] += 1
         if isinstance(usage, Usage):
             tally.finished(usage)
-        if recorded[0] >= len(todo):
-            return  # nothing left to stop
-        if isinstance(error, BudgetExceededError) and error.scope == "run":
-            raise error  # the run's budget, met in the check itself: take no more items
+        spent = error if isinstance(error, BudgetExceededError) and error.scope == "run" else None
+        if recorded[0] >= len(todo):  # nothing left to stop, but say why the last one failed
+            failures.stopped = spent or failures.stopped
+            return
+        if spent is not None:
+            raise spent  # the run's budget, met in the check itself: take no more items
         tally.refuse_if_spent()
 
     recorded = [0]

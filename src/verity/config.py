@@ -59,7 +59,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from verity.errors import ConfigError
 from verity.limits import Limits, limits_from_env
@@ -111,6 +111,13 @@ class Settings(BaseModel):
     run_budget: Budget = Budget()
     prices: dict[str, Price] = Field(default_factory=dict)
     service: ServiceLimits = ServiceLimits()
+
+    @field_validator("budget")
+    @classmethod
+    def _layered(cls, budget: Budget) -> Budget:
+        # A [budget] table that sets one limit keeps the default's others: a cost limit
+        # alone would otherwise leave an unpriced model without any limit at all.
+        return budget.over(DEFAULT_BUDGET)
 
     @model_validator(mode="after")
     def _priced(self) -> Settings:

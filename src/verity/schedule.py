@@ -31,6 +31,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
+from verity.errors import BudgetExceededError, ContextOverflowError
+
 T = TypeVar("T")
 A = TypeVar("A")
 B = TypeVar("B")
@@ -163,7 +165,9 @@ async def gather(*steps: Awaitable[Any]) -> tuple[Any, ...]:
     """Run independent steps, at once unless the check is sequential; results in order.
 
     The first failure (in the steps' order, among those that failed) is raised once the
-    others are cancelled: a check never leaves work running behind its error.
+    others are cancelled: a check never leaves work running behind its error. A spent
+    budget goes first, whichever step met it: a method may recover from another step's
+    error, but a check whose budget is spent must stop.
     """
     lane = _LANE.get()
     if not steps:
@@ -190,9 +194,11 @@ async def gather(*steps: Awaitable[Any]) -> tuple[Any, ...]:
             if not task.done():
                 task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-    for task in tasks:
-        if not task.cancelled() and task.exception() is not None:
-            raise task.exception()  # type: ignore[misc]
+    failures: list[BaseException] = [
+        error for t in tasks if not t.cancelled() and (error := t.exception()) is not None
+    ]
+    if failures:
+        raise _first(failures)
     lane.depth = max((b.depth for b in branches), default=lane.depth)
     return tuple(task.result() for task in tasks)
 
@@ -210,3 +216,13 @@ async def _on(lane: Lane, step: Awaitable[Any]) -> Any:
         return await step
     finally:
         _LANE.reset(token)
+
+
+def _first(failures: Sequence[BaseException]) -> BaseException:
+    """The failure to raise: a spent budget (not a prompt over the context), else the first."""
+    for failure in failures:
+        if isinstance(failure, BudgetExceededError) and not isinstance(
+            failure, ContextOverflowError
+        ):
+            return failure
+    return failures[0]

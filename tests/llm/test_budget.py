@@ -188,3 +188,38 @@ def test_a_stopped_check_keeps_what_it_did_and_spent() -> None:
     # Without a budget the same method runs its three calls.
     verdict = ThreeCalls(client()).verify(Claim(text="x"))
     assert verdict.usage.llm_calls == 3
+
+
+def test_a_place_given_back_is_not_counted_and_the_hooks_hear_it_was_never_sent() -> None:
+    heard: list[object] = []
+    spend = Spend(Budget(calls=1), before_call=lambda s, a: None, after_call=heard.append)
+    spend.admit()
+    spend.release()  # admitted, then its caller was cancelled before sending it
+    assert spend.calls == 0 and heard == [None]
+    spend.admit()  # the place is free again
+    with pytest.raises(BudgetExceededError):
+        spend.admit()
+    assert heard == [None]  # refused before any hook ran: it took no place to give back
+
+
+def test_a_table_that_sets_one_limit_keeps_the_others() -> None:
+    from verity.config import DEFAULT_BUDGET, Settings
+
+    layered = Settings(budget=Budget(cost=0.1)).budget
+    assert layered == Budget(calls=DEFAULT_BUDGET.calls, seconds=DEFAULT_BUDGET.seconds, cost=0.1)
+    assert Budget(calls=5).over(Budget(calls=9, seconds=3)) == Budget(calls=5, seconds=3)
+
+
+def test_when_steps_fail_together_a_spent_budget_is_the_error_raised() -> None:
+    from verity import schedule
+    from verity.errors import ModelOutputError
+
+    async def fails(error: Exception) -> None:
+        raise error
+
+    async def both() -> None:
+        with schedule.tracked(parallel=True):
+            await schedule.gather(fails(ModelOutputError("bad")), fails(BudgetExceededError("x")))
+
+    with pytest.raises(BudgetExceededError):
+        asyncio.run(both())

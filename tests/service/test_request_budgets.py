@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import threading
+import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -209,10 +210,8 @@ def test_a_job_stopped_by_its_budget_keeps_what_it_did(make_service) -> None:
         model = ModelSettings(spec="openai:m", base_url=endpoint.base_url, cache=False)
         defaults = Settings(method="direct", model=model, sources=(), budget=Budget(calls=1))
         service = make_service(defaults=defaults, executor=LocalExecutor(defaults))
-        done = threading.Event()
         with TestClient(create_app(service)) as api:
             job = api.post("/v1/checks", params={"wait": 30}, json={"claim": "x"}).json()
-            done.set()
         assert job["status"] == "failed"
         assert job["error"]["code"] == "budget_exceeded"
         assert job["partial"]["usage"]["llm_calls"] == 1
@@ -228,3 +227,56 @@ def test_the_methods_list_says_what_a_request_may_set(api: TestClient) -> None:
     assert "demos_file" not in methods["local"]["settings"]
     assert "checkpoint" not in methods["nli"]["settings"]
     assert "k" in methods["rag"]["settings"]
+
+
+def test_a_method_a_subject_does_not_suit_is_refused_without_repeating_it(
+    api: TestClient,
+) -> None:
+    variant = error_of(api.post("/v1/checks", json={"claim": "x", "method": "zofia/SECRET9"}), 400)
+    assert variant["code"] == "unknown_variant" and "SECRET9" not in str(variant)
+    unsuited = api.post("/v1/checks", json={"claim": "x", "method": "zofia"})
+    error = error_of(unsuited, 400)
+    assert error["code"] == "unsuitable_method" and "zofia" not in error["message"]
+    assert "rag" in error["valid"]
+
+
+def test_a_call_cancelled_while_it_waits_for_its_keys_rate_gives_its_place_back() -> None:
+    from verity.domain import Message
+    from verity.llm.budget import spending
+    from verity.llm.client import ModelClient
+    from verity.testing import FakeChatModel
+
+    clock = Clock()
+    limiter = UsageLimiter(calls_per_minute=1, clock=clock, sleep=lambda s: time.sleep(0.005))
+    assert limiter.wait_for_room(None, stopped=lambda: False, seconds_left=lambda: None)
+    limiter.charge(None, 0)  # answered now: its place frees 60 s later
+    model = ModelClient(FakeChatModel(["an answer"]))
+
+    seen: list[bool] = []
+
+    def before(spend: Any, abandoned: Any) -> None:
+        # As the server's hook: a call whose caller gave up stops waiting, taking no place.
+        took = limiter.wait_for_room(
+            None, stopped=abandoned.is_set, seconds_left=spend.remaining_seconds
+        )
+        seen.append(took)
+        if not took:
+            raise RuntimeError("gone")
+
+    def after(usage: Any) -> None:
+        limiter.release(None) if usage is None else limiter.charge(None, usage.tokens)
+
+    async def cancel_a_waiting_call() -> None:
+        task = asyncio.ensure_future(model.achat([Message(role="user", content="hi")]))
+        await asyncio.sleep(0.05)  # its admission waits in a worker thread
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    with spending(None, before_call=before, after_call=after):
+        asyncio.run(cancel_a_waiting_call())  # returns once the waiting thread gave up
+    assert seen == [False]  # it stopped waiting, and took no place
+    assert model.backend.requests == []
+    assert limiter._windows[None].in_flight == 0
+    clock.now += 61
+    assert limiter.retry_after(None) is None  # the key's minute is not held by a ghost

@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock, Timeout
 
 from verity.domain import Usage
 from verity.llm.prices import Price
@@ -281,15 +284,16 @@ def record_run(run_id: str, records: Sequence[UsageRecord], path: Path | None = 
     Never fails a run: a file that cannot be written costs only future estimates.
     """
     target = path or own_usage_file()
-    with _LOCK:
-        kept = _read_own(target)
-        for record in records:
-            if record.tallies["calls"].n:
-                kept[f"{run_id}|{_reported(record.method)}|{record.method}"] = record
-        blob = {"records": {key: r.to_dict() for key, r in kept.items()}}
-        try:
-            partial = target.with_suffix(".json.part")
+    try:
+        # Runs in other processes write the same file: one at a time, each in full.
+        with _LOCK, FileLock(str(target) + ".lock", timeout=30):
+            kept = _read_own(target)
+            for record in records:
+                if record.tallies["calls"].n:
+                    kept[f"{run_id}|{_reported(record.method)}|{record.method}"] = record
+            blob = {"records": {key: r.to_dict() for key, r in kept.items()}}
+            partial = target.with_name(f"{target.name}.{os.getpid()}.part")
             partial.write_text(json.dumps(blob, indent=1), encoding="utf-8")
             partial.replace(target)
-        except OSError:
-            return
+    except (OSError, Timeout):
+        return

@@ -459,6 +459,9 @@ class BenchRun:
         self.peak_mb: dict[str, float] = {}
         # The report's results once the run ends, also when its budget stopped it.
         self.results: dict[str, MethodResult] = {}
+        # What the examples the run's budget stopped had spent: not stored (they run
+        # again), but paid for.
+        self.unstored = Usage()
         self.store.save_run(self.run_id, manifest)
         (config.out / "manifest.json").write_text(
             json.dumps(manifest, indent=2, default=str), encoding="utf-8"
@@ -521,8 +524,10 @@ class BenchRun:
         budget = self.config.run_budget
         # Counted as results arrive (any engine); in this process each call is also
         # admitted by the run's spend, which stops the examples in flight on time.
+        # A tally given is a larger run's (a reproduction, bench's repeats): whoever gave it
+        # counts the calls in this process too.
+        limited = tally is None and engine.local and not budget.unlimited
         tally = tally or Spend(budget, scope="run")
-        limited = engine.local and not budget.unlimited
         within = spending(budget, scope="run") if limited else nullcontext()
         stopped: BudgetExceededError | None = None
         with within:
@@ -553,6 +558,8 @@ class BenchRun:
         def stored(_example: Example, row: ResultRow) -> None:
             # Called by the engine in this process, one result at a time.
             if row.error_type == RUN_BUDGET_SPENT:
+                if row.usage:
+                    self.unstored = self.unstored + Usage(**row.usage)
                 raise BudgetExceededError(row.error or "the run's budget is spent", scope="run")
             self.store.put(self.run_id, name, row)
             counts["finished"] += 1
@@ -591,8 +598,11 @@ class BenchRun:
         return Rebuild(self.config, name, self.origins.get(name, name), build, sources)
 
     def spent(self) -> Usage:
-        """What every stored example of this run cost, failed ones included."""
-        total = Usage()
+        """What this run's examples cost, failed ones and those its budget stopped included.
+
+        The examples the budget stopped are not stored (they run again), but were paid for.
+        """
+        total = self.unstored
         for name in self.methods:
             for row in self.store.rows(self.run_id, name):
                 if row.usage:

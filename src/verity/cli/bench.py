@@ -36,6 +36,7 @@ from verity.cli.output import (
     budget_from,
     err,
     say,
+    warn_unpriced,
 )
 from verity.errors import BadInputError
 
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from verity.bench.report import MethodResult
     from verity.bench.runner import BenchConfig
     from verity.engines import Engine
+    from verity.llm.budget import Spend
     from verity.llm.spec import ModelSet, ModelSettings
     from verity.methods.base import Method
     from verity.sources.base import Source
@@ -143,6 +145,7 @@ def bench(
             settings.run_budget, run_max_calls, run_max_tokens, run_max_seconds, run_max_cost
         ),
     )
+    warn_unpriced((cfg.budget, cfg.run_budget), cfg.model)
     if estimate:
         from verity.cli.estimate import print_bench_estimate
 
@@ -155,13 +158,31 @@ def bench(
 def _run_all(
     cfg: BenchConfig, method_settings: Mapping[str, Mapping[str, Any]], repeats: int, engine: Engine
 ) -> None:
+    from contextlib import nullcontext
+
+    from verity.llm.budget import Spend, spending
+
+    # One run budget for every repeat: counted as results arrive, and call by call here.
+    tally = Spend(cfg.run_budget, scope="run")
+    limited = engine.local and not cfg.run_budget.unlimited
+    with spending(cfg.run_budget, scope="run") if limited else nullcontext():
+        _run_repeats(cfg, method_settings, repeats, engine, tally)
+
+
+def _run_repeats(
+    cfg: BenchConfig,
+    method_settings: Mapping[str, Mapping[str, Any]],
+    repeats: int,
+    engine: Engine,
+    tally: Spend,
+) -> None:
     from rich.table import Table
 
     from verity.render import text
 
     out, dataset = cfg.out, cfg.dataset
     if repeats == 1:
-        _run_once(cfg, method_settings, engine)
+        _run_once(cfg, method_settings, engine, tally)
         return
     from verity.bench.repeats import repeat_configs, repeat_warning, summarize, write_summary
 
@@ -169,7 +190,7 @@ def _run_all(
     if warning:
         say("yellow", f"warning: {warning}")
     configs = repeat_configs(cfg, repeats)
-    runs = [_run_once(one, method_settings, engine) for one in configs]
+    runs = [_run_once(one, method_settings, engine, tally) for one in configs]
     summary = summarize(runs)
     write_summary(out, summary, dataset=dataset, seeds=[one.model.seed or 0 for one in configs])
     table = Table("method", "median", "mean", "sd", "min", "max")
@@ -184,7 +205,10 @@ def _run_all(
 
 
 def _run_once(
-    cfg: BenchConfig, method_settings: Mapping[str, Mapping[str, Any]], engine: Engine
+    cfg: BenchConfig,
+    method_settings: Mapping[str, Mapping[str, Any]],
+    engine: Engine,
+    tally: Spend | None = None,
 ) -> dict[str, MethodResult]:
     """Prepare and run one benchmark run with a progress bar; print its table."""
     from rich.progress import (
@@ -238,6 +262,7 @@ def _run_once(
             results = run.run(
                 progress, warn=lambda line: say("yellow", line), engine=engine,
                 paper_figures=paper_figures_for(cfg),  # the paper's column, from the recipes
+                tally=tally,
             )  # fmt: skip
         except BudgetExceededError as exc:
             if exc.scope != "run":

@@ -38,6 +38,7 @@ from verity.cli.output import (
     exit_code,
     out,
     say,
+    warn_unpriced,
 )
 from verity.errors import BadInputError, VerityError
 from verity.jsonl import json_line, json_text
@@ -131,7 +132,10 @@ def check(
         _batch(settings, inputs, outputs, concurrency, _engine(engine, address), budget, run_budget)
         return
     _engine_in_batch_only(engine, address)
-    if not run_budget.unlimited:
+    warn_unpriced((budget, run_budget), settings.model)
+    run_options = (run_max_calls, run_max_tokens, run_max_seconds, run_max_cost)
+    if any(value is not None for value in run_options):
+        # Only the options: a [run_budget] table in the settings is for batches and runs.
         raise BadInputError("--run-max-* limit a batch (--input); one check takes --max-*")
     subject = _subject(claim, article, claim_date, speaker, settings)
     if trace is not None:

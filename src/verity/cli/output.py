@@ -23,7 +23,10 @@ from verity.errors import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from verity.llm.budget import Budget
+    from verity.llm.spec import ModelSettings
 
 # No emoji codes: ":warning:" in a claim is text, not a picture. No highlighting of
 # numbers and paths in text that is not ours.
@@ -115,6 +118,17 @@ def say_error(exc: object, prefix: str = "error") -> None:
     from verity.render import text
 
     err.print(Text.assemble((f"{prefix}:", "bold red"), " ", text(exc)))
+
+
+def warn_unpriced(budgets: Sequence[Budget], model: ModelSettings) -> None:
+    """Say so when a dollar limit is set for a model whose price is not known: it cannot bite."""
+    if any(b.cost is not None for b in budgets) and model.known_price() is None:
+        say(
+            "yellow",
+            f"warning: {model.spec} has no known price, so a cost limit cannot stop its "
+            f'calls (set one with [prices."{model.spec}"] in verity.toml); the other limits '
+            "still hold",
+        )
 
 
 def budget_from(

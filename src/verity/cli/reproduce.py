@@ -41,6 +41,7 @@ from verity.cli.output import (
     budget_from,
     err,
     say,
+    warn_unpriced,
 )
 
 if TYPE_CHECKING:
@@ -153,6 +154,7 @@ def reproduce(
         ),
         prices=settings.prices,
     )
+    warn_unpriced((options.budget, options.run_budget), options.model)
     # A table that can measure nothing (no data folder, every cell unrunnable) is an
     # error now, before any model loads or any engine starts.
     check_runnable(plan, options.data_dir)

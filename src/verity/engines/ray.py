@@ -21,6 +21,7 @@ item reaches ``on_result`` exactly once (and the benchmark's store refuses a sec
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
 from typing import Any
@@ -29,7 +30,7 @@ from verity.engines import ItemT, ResultT, Work, WorkerLostError
 from verity.engines.actors import ItemWorker
 from verity.engines.cluster import DEFAULT_RETRIES, ActorPool, Cluster, cause_of, lost
 from verity.engines.executor import RayExecutor
-from verity.errors import ConfigError
+from verity.errors import BudgetExceededError, ConfigError
 
 
 class RayEngine:
@@ -126,6 +127,16 @@ class RayEngine:
             # written. A second interrupt stops the wait.
             for ref, (item, _index) in list(in_flight.items()):
                 on_result(item, self._result(work, item, ref))
+            raise
+        except BudgetExceededError as exc:
+            if exc.scope != "run":
+                raise
+            # The run's budget is spent (``on_result`` said so): nothing new starts, and
+            # the items in flight, already paid for, finish and are written. Each of them
+            # says again that the budget is spent; that is known.
+            for ref, (item, _index) in list(in_flight.items()):
+                with contextlib.suppress(BudgetExceededError):
+                    on_result(item, self._result(work, item, ref))
             raise
 
     def _result(self, work: Work[ItemT, ResultT], item: ItemT, ref: Any) -> ResultT:

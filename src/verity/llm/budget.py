@@ -77,6 +77,13 @@ class Budget(BaseModel):
             lowered[name] = top if mine is None else mine if top is None else min(mine, top)
         return Budget.model_validate(lowered)
 
+    def over(self, base: Budget) -> Budget:
+        """The limits set here, and ``base``'s for the ones left unset (a layered table)."""
+        return Budget.model_validate(
+            {name: getattr(self, name) if getattr(self, name) is not None else getattr(base, name)
+             for name in LIMITS}
+        )  # fmt: skip
+
     def above(self, ceiling: Budget) -> list[str]:
         """The limits this budget asks more of than ``ceiling`` allows (unset is more)."""
         found = []
@@ -114,16 +121,17 @@ class Spend:
         scope: Scope = "check",
         parent: Spend | None = None,
         clock: Callable[[], float] = time.monotonic,
-        before_call: Callable[[Spend], None] | None = None,
-        after_call: Callable[[Usage], None] | None = None,
+        before_call: Callable[[Spend, threading.Event], None] | None = None,
+        after_call: Callable[[Usage | None], None] | None = None,
     ) -> None:
         self.budget, self.scope, self.parent = budget, scope, parent
         self._clock = clock
         self._started = clock()
         self._lock = threading.Lock()
-        # Called with the innermost spend before each request is admitted (a rate limit
-        # that may wait, and may ask how long the check has left), and with each answer's
-        # usage after it (the same limit counting tokens).
+        # Called before each request is admitted with the innermost spend (a rate limit
+        # that may wait, and may ask how long the check has left) and an event set when
+        # the caller gave up waiting (its task was cancelled); and after the request with
+        # its usage (the same limit counting tokens), or None when it was never sent.
         self._before_call = before_call
         self._after_call = after_call
         self.calls = 0
@@ -156,8 +164,12 @@ class Spend:
             return outer
         return left if outer is None else min(left, outer)
 
-    def admit(self) -> None:
-        """Take a place for one request, or raise `BudgetExceededError` naming the limit."""
+    def admit(self, abandoned: threading.Event | None = None) -> None:
+        """Take a place for one request, or raise `BudgetExceededError` naming the limit.
+
+        ``abandoned`` is set by a caller that stopped waiting (a hook may then give up).
+        """
+        abandoned = abandoned or threading.Event()
         chain = list(self._chain())
         for spend in chain:
             spend._refuse_if_spent_alone()
@@ -165,7 +177,7 @@ class Spend:
         try:
             for spend in chain:
                 if spend._before_call is not None:
-                    spend._before_call(self)
+                    spend._before_call(self, abandoned)
                     hooked.append(spend)
             with _ADMIT:
                 for spend in chain:
@@ -176,8 +188,16 @@ class Spend:
             # Refused after a hook gave the call a place (a rate limit's): give it back.
             for spend in hooked:
                 if spend._after_call is not None:
-                    spend._after_call(Usage())
+                    spend._after_call(None)
             raise
+
+    def release(self) -> None:
+        """Give back the place of an admitted request that was never sent (cancelled)."""
+        for spend in self._chain():
+            with _ADMIT:
+                spend.calls = max(spend.calls - 1, 0)
+            if spend._after_call is not None:
+                spend._after_call(None)
 
     def settle(self, usage: Usage) -> None:
         """Add what a finished request cost."""
@@ -257,8 +277,8 @@ def spending(
     budget: Budget | None,
     *,
     scope: Scope = "check",
-    before_call: Callable[[Spend], None] | None = None,
-    after_call: Callable[[Usage], None] | None = None,
+    before_call: Callable[[Spend, threading.Event], None] | None = None,
+    after_call: Callable[[Usage | None], None] | None = None,
     within: Spend | None = None,
 ) -> Iterator[Spend]:
     """Count the calls made in the body against ``budget`` (None: count without a limit).

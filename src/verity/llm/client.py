@@ -335,7 +335,7 @@ class ModelClient:
         spend = budget.current()
         while True:
             if spend is not None and spend.may_wait:
-                await asyncio.to_thread(spend.admit)  # a rate limit's wait: not on the loop
+                await _admitted(spend)  # a rate limit's wait: not on the event loop
             elif spend is not None:
                 spend.admit()
             try:
@@ -509,6 +509,27 @@ class ModelClient:
                 raw=checked.text,
             )
         return Completion(text=checked.text, parsed=checked.parsed, call=call)
+
+
+async def _admitted(spend: budget.Spend) -> None:
+    """Admit a request in a worker thread; a task cancelled meanwhile gives its place back.
+
+    The thread goes on after a cancel (threads cannot be stopped): if it then admits the
+    request, nobody will send it, so the place is released at once.
+    """
+    abandoned = threading.Event()
+    waiting = asyncio.ensure_future(asyncio.to_thread(spend.admit, abandoned))
+    try:
+        await asyncio.shield(waiting)
+    except asyncio.CancelledError:
+        abandoned.set()  # a rate limit's wait gives up at its next look
+
+        def give_back(done: asyncio.Future[None]) -> None:
+            if not done.cancelled() and done.exception() is None:
+                spend.release()
+
+        waiting.add_done_callback(give_back)
+        raise
 
 
 @contextmanager

@@ -11,6 +11,7 @@ models.for_role("judge")        # the default model, its calls labelled "judge"
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -66,8 +67,13 @@ class ModelSettings(BaseModel):
     )
 
     def known_price(self) -> Price | None:
-        """The price calls to this model are charged at: the one set, else a shipped one."""
-        return self.price or shipped_price(self.spec, self.base_url)
+        """The price calls to this model are charged at: the one set, else a shipped one.
+
+        The endpoint is the one the backend will call: ``base_url``, else
+        ``$OPENAI_BASE_URL``, else OpenAI's own.
+        """
+        endpoint = self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        return self.price or shipped_price(self.spec, endpoint)
 
 
 def parse_spec(spec: str) -> tuple[str, str]:

@@ -29,10 +29,15 @@ _UNITS = {"calls": "calls", "tokens": "tokens", "seconds": "seconds", "cost": "U
 
 
 def ceiling_for(limits: ServiceLimits, default: Budget, key: str | None) -> Budget:
-    """The most a check of ``key`` may spend: the key's own ceiling, else the server's."""
+    """The most a check of ``key`` may spend: the key's own ceiling, else the server's.
+
+    Each table is layered over the next: a limit the key's table leaves out is the
+    server's, one the server's leaves out is ``default``'s (the ``[budget]`` table).
+    """
+    server = limits.budget.over(default) if limits.budget is not None else default
     if key is not None and key in limits.keys:
-        return limits.keys[key]
-    return limits.budget or default
+        return limits.keys[key].over(server)
+    return server
 
 
 def settled_budget(asked: Budget | None, ceiling: Budget) -> Budget:

@@ -205,8 +205,10 @@ class Service:
     def _method(self, request: CheckRequest) -> str:
         kind = request.kind()
         try:
-            name = resolve_method(request.method or self.settings.defaults.method, kind)
-            variant_settings(name)
+            named = request.method or self.settings.defaults.method
+            if named is not None:
+                variant_settings(named)  # an unknown variant first: its name is not quoted
+            name = resolve_method(named, kind)
         except UnknownNameError as exc:
             error = api_error(exc)
             error.field = "method"
@@ -218,8 +220,14 @@ class Service:
             accepting = [
                 m.name for m in catalog.methods_info() if catalog.kind_name(kind) in m.accepts
             ]
+            # The command line's message quotes the method named; this one does not.
+            what = catalog.kind_name(kind)
             raise ApiError(
-                400, "unsuitable_method", str(exc), field="method", valid=accepting
+                400,
+                "unsuitable_method",
+                f"this method does not check {what}s; the methods that do are listed in valid",
+                field="method",
+                valid=accepting,
             ) from exc
         return name
 

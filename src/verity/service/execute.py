@@ -119,7 +119,9 @@ class LocalExecutor:
 
         The request's ``budget`` is the one the server settled on when it was submitted.
         """
-        with events.listening(listener) as sink, spending(request.budget):
+        # A job stored before jobs kept their budget runs within the server's default one.
+        budget = request.budget or self.defaults.budget
+        with events.listening(listener) as sink, spending(budget):
             subject = request.subject()
             if subject is None:
                 if sink is not None:

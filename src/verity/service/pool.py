@@ -233,12 +233,18 @@ class WorkerPool:
             job = self.store.get(job_id)
             return job is None or job.final
 
-        def before_call(spend: Spend) -> None:
-            if not limits.wait_for_room(key, stopped=stopped, seconds_left=spend.remaining_seconds):
-                raise JobStopped("the check was cancelled while it waited for its key's rate")
+        def before_call(spend: Spend, abandoned: threading.Event) -> None:
+            def gone() -> bool:  # the job ended, or the call's caller stopped waiting
+                return abandoned.is_set() or stopped()
 
-        def after_call(usage: Usage) -> None:
-            limits.charge(key, usage.tokens)
+            if not limits.wait_for_room(key, stopped=gone, seconds_left=spend.remaining_seconds):
+                raise JobStopped("the check stopped while it waited for its key's rate")
+
+        def after_call(usage: Usage | None) -> None:
+            if usage is None:  # never sent: it holds no place in the window
+                limits.release(key)
+            else:
+                limits.charge(key, usage.tokens)
 
         return spending(None, before_call=before_call, after_call=after_call)
 

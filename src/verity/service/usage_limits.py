@@ -105,6 +105,12 @@ class UsageLimiter:
                 return False
             self._sleep(min(wait, POLL_SECONDS))
 
+    def release(self, name: str | None) -> None:
+        """A call let through was never sent (refused, cancelled): its place is free."""
+        with self._lock:
+            window = self._window(name)
+            window.in_flight = max(window.in_flight - 1, 0)
+
     def charge(self, name: str | None, tokens: int) -> None:
         """A call let through has answered (or failed, with 0 tokens): count its tokens."""
         with self._lock:

@@ -320,14 +320,16 @@ def _one_run(
             info["run_ids"][config.out.name] = run.run_id
             _measure_run(run, planned, usable, found, plan.recipe)
         except BudgetExceededError as exc:
-            if exc.scope != "run":
-                raise
-            info["run_ids"][config.out.name] = run.run_id
             _add_usage(info, run)
+            if exc.scope != "run":  # not the reproduction's: this run's cells only
+                fail(usable, f"the run stopped: {exc}")
+                continue
+            info["run_ids"][config.out.name] = run.run_id
             fail(usable, f"stopped: the reproduction's budget was spent ({exc})")
             raise _Stopped(exc, found, info) from exc
         except VerityError as exc:
             fail(usable, f"the run stopped: {exc}")
+            _add_usage(info, run)
         else:
             _add_usage(info, run)
         finally:

@@ -35,7 +35,12 @@ from pydantic import Field
 
 from verity import schedule
 from verity.domain import Article, Claim, Evidence, Label, Verdict
-from verity.errors import ContextOverflowError, ModelOutputError, VerityError
+from verity.errors import (
+    BudgetExceededError,
+    ContextOverflowError,
+    ModelOutputError,
+    VerityError,
+)
 from verity.llm.base import GenParams
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
@@ -444,9 +449,13 @@ async def settle(*steps: Awaitable[T]) -> list[T]:
     if not steps:  # no evaluator (the no-eval ablation); gather needs at least one step
         return []
     outcomes = await schedule.gather(*(_caught(step) for step in steps))
-    for outcome in outcomes:
-        if isinstance(outcome, _Failed):
-            raise outcome.error
+    failed = [outcome.error for outcome in outcomes if isinstance(outcome, _Failed)]
+    # A spent budget comes first, whichever step met it: an iteration that fails on an
+    # unreadable answer is retried, a check whose budget is spent must stop.
+    spent = [e for e in failed if isinstance(e, BudgetExceededError)]
+    spent = [e for e in spent if not isinstance(e, ContextOverflowError)]
+    if spent or failed:
+        raise (spent or failed)[0]
     return [outcome for outcome in outcomes if not isinstance(outcome, _Failed)]
 
 
