@@ -69,7 +69,7 @@ def main() -> None:
     shipped = _ship(list(records.values()), recipes, args.sample)
     _show(shipped["records"])
     if not args.no_write:
-        SHIPPED.write_text(json.dumps(shipped, indent=1) + "\n", encoding="utf-8")
+        SHIPPED.write_text(_one_record_a_line(shipped), encoding="utf-8")
         print(f"wrote {SHIPPED.relative_to(ROOT)}: {len(shipped['records'])} records")
 
 
@@ -94,6 +94,14 @@ def _ship(records: list[dict], recipes: list[str], sample: int) -> dict:
         ),
         "records": sorted(merged.values(), key=lambda r: (r["method"], r["dataset"], r["setting"])),
     }
+
+
+def _one_record_a_line(shipped: dict) -> str:
+    """The shipped file: its header, then one record a line, so that a diff reads well."""
+    head = {k: v for k, v in shipped.items() if k != "records"}
+    lines = [json.dumps(r) for r in shipped["records"]]
+    body = ",\n  ".join(lines)
+    return json.dumps(head, indent=1)[:-2] + f',\n "records": [\n  {body}\n ]\n}}\n'
 
 
 def _show(records: list[dict]) -> None:

@@ -92,3 +92,11 @@ def test_make_model_gives_the_client_its_price(monkeypatch: pytest.MonkeyPatch) 
     client = make_model(ModelSettings(spec="openai:gpt-4o-mini", cache=False))
     assert client.price == shipped_price("openai:gpt-4o-mini", None)
     assert make_model(ModelSettings(spec="local", cache=False)).price is None
+
+
+def test_dollars_keep_the_digits_that_matter() -> None:
+    from verity.llm.prices import dollars
+
+    assert [dollars(v) for v in (1234.5, 0.0123, 0.000062, 0.0, 4e-8)] == [
+        "$1,234.50", "$0.0123", "$0.000062", "$0", "$4.0e-08",
+    ]  # fmt: skip

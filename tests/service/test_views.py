@@ -397,7 +397,7 @@ def test_the_usage_table_says_what_a_check_cost() -> None:
     def cost(usage: dict) -> str:
         return dict(usage_rows(usage))["cost"]
 
-    assert cost({"llm_calls": 3, "cost": 0.0042, "unpriced_calls": 0}) == "$0.0042"
+    assert cost({"llm_calls": 3, "cost": 0.0042, "unpriced_calls": 0}) == "$0.004200"
     assert cost({"llm_calls": 3, "cost": 0.0, "unpriced_calls": 3}) == "price unknown"
     assert cost({"llm_calls": 3}) == "-"  # stored before calls were priced: not $0
-    assert cost({"llm_calls": 3, "cost": "lots", "unpriced_calls": -2}) == "$0.0000"
+    assert cost({"llm_calls": 3, "cost": "lots", "unpriced_calls": -2}) == "$0"

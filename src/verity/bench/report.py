@@ -44,6 +44,7 @@ from verity.bench.report_compare import (
 from verity.bench.report_plots import confusion_figure, metrics_figure, png
 from verity.domain import Label
 from verity.errors import BadInputError
+from verity.llm.prices import dollars as as_dollars
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
@@ -437,7 +438,7 @@ def cost_per_example(usage: Mapping[str, float]) -> str:
         return "$0"
     if unpriced >= sent - 1e-9:
         return "price unknown"
-    shown = f"${dollars:.4f}"
+    shown = as_dollars(dollars)
     return f"{shown} + calls of unknown price" if unpriced > 0 else shown
 
 

@@ -174,8 +174,10 @@ def _range(values: Sequence[float], fmt: str = ",.0f") -> str:
 def _dollars(line: Line) -> str:
     if not line.priced or line.cost is None:
         return "price unknown"
-    mean, low, high = line.cost
-    return f"${mean:,.2f} (${low:,.2f}-${high:,.2f})" if high >= 0.01 else f"${mean:.4f}"
+    from verity.llm.prices import dollars
+
+    mean, low, high = (dollars(value) for value in line.cost)
+    return mean if low == high else f"{mean} ({low}-{high})"
 
 
 def _table(title: str, lines: list[Line], models: Sequence[ModelSettings], book: UsageBook) -> None:

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from verity.domain import Usage
 
-__all__ = ["SHIPPED", "Price", "ShippedPrice", "cost_text", "shipped_price"]
+__all__ = ["SHIPPED", "Price", "ShippedPrice", "cost_text", "dollars", "shipped_price"]
 
 _MILLION = 1_000_000
 
@@ -129,6 +129,17 @@ def shipped_price(spec: str, base_url: str | None) -> Price | None:
     return None
 
 
+def dollars(value: float) -> str:
+    """US dollars with the digits that matter: ``$12.50``, ``$0.0123``, ``$0.000062``."""
+    if value >= 1:
+        return f"${value:,.2f}"
+    if value >= 0.01:
+        return f"${value:.4f}"
+    if value >= 1e-6:
+        return f"${value:.6f}"
+    return "$0" if value <= 0 else f"${value:.1e}"
+
+
 def cost_text(usage: Usage) -> str:
     """What calls cost, in words: ``$0.0042``, ``price unknown``, or both.
 
@@ -139,7 +150,7 @@ def cost_text(usage: Usage) -> str:
         return "$0 (all answers from the cache)"
     if usage.unpriced_calls and usage.unpriced_calls >= sent:
         return "price unknown"
-    dollars = f"${usage.cost:.4f}" if usage.cost < 1 else f"${usage.cost:,.2f}"
+    shown = dollars(usage.cost)
     if usage.unpriced_calls:
-        return f"{dollars} + {usage.unpriced_calls} call(s) at an unknown price"
-    return dollars
+        return f"{shown} + {usage.unpriced_calls} call(s) at an unknown price"
+    return shown
