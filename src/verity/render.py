@@ -107,12 +107,12 @@ def verdict(console: Console, v: Verdict) -> None:
 
 def usage_line(u: Usage) -> str:
     """A check's calls, tokens, time and cost on one line."""
-    from verity.llm.prices import cost_text
+    from verity.llm.prices import cost_phrase
 
     return (
         f"{u.llm_calls} model call(s), {u.critical_calls} one after another, "
         f"{u.prompt_tokens}+{u.completion_tokens} tokens, {u.seconds:.1f} s in the model, "
-        f"{u.wall_seconds:.1f} s in all, cost {cost_text(u)}"
+        f"{u.wall_seconds:.1f} s in all, {cost_phrase(u)}"
     )
 
 

@@ -100,3 +100,10 @@ def test_dollars_keep_the_digits_that_matter() -> None:
     assert [dollars(v) for v in (1234.5, 0.0123, 0.000062, 0.0, 4e-8)] == [
         "$1,234.50", "$0.0123", "$0.000062", "$0", "$4.0e-08",
     ]  # fmt: skip
+
+
+def test_a_summary_line_says_cost_or_that_the_price_is_unknown() -> None:
+    from verity.llm.prices import cost_phrase
+
+    assert cost_phrase(Usage(llm_calls=1, cost=0.0123)) == "cost $0.0123"
+    assert cost_phrase(Usage(llm_calls=1, unpriced_calls=1)) == "price unknown"

@@ -337,7 +337,7 @@ def _run(
 
     from verity.batch import run_batch
     from verity.domain import Usage
-    from verity.llm.prices import cost_text
+    from verity.llm.prices import cost_phrase
 
     todo = len(items) - len(output.done & {i.key for i in items})
     usage = [Usage()]
@@ -371,7 +371,7 @@ def _run(
         "default",
         f"this run: {u.llm_calls} model calls ({u.cached_calls} from cache), "
         f"{u.prompt_tokens}+{u.completion_tokens} tokens, {u.seconds:.1f} s in the model, "
-        f"cost {cost_text(u)}",
+        f"{cost_phrase(u)}",
     )
     if failures.stopped is not None:
         say("red", f"stopped: {failures.stopped}; run again to go on where it stopped")

@@ -193,13 +193,13 @@ def reproduce(
 
 def _say_cost(result: Reproduction) -> None:
     from verity.bench.recipes.table import spent
-    from verity.llm.prices import cost_text
+    from verity.llm.prices import cost_phrase
 
     used = spent(result)
     say(
         "default",
         f"this table: {used.llm_calls:,} model calls, {used.prompt_tokens:,} + "
-        f"{used.completion_tokens:,} tokens, cost {cost_text(used)}",
+        f"{used.completion_tokens:,} tokens, {cost_phrase(used)}",
     )
 
 

@@ -26,7 +26,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from verity.domain import Usage
 
-__all__ = ["SHIPPED", "Price", "ShippedPrice", "cost_text", "dollars", "shipped_price"]
+__all__ = [
+    "SHIPPED",
+    "Price",
+    "ShippedPrice",
+    "cost_phrase",
+    "cost_text",
+    "dollars",
+    "shipped_price",
+]
 
 _MILLION = 1_000_000
 
@@ -129,6 +137,15 @@ def shipped_price(spec: str, base_url: str | None) -> Price | None:
     return None
 
 
+PRICE_UNKNOWN = "price unknown"
+
+
+def cost_phrase(usage: Usage) -> str:
+    """``cost $0.0042`` for a summary line, or ``price unknown``."""
+    said = cost_text(usage)
+    return said if said == PRICE_UNKNOWN else f"cost {said}"
+
+
 def dollars(value: float) -> str:
     """US dollars with the digits that matter: ``$12.50``, ``$0.0123``, ``$0.000062``."""
     if value >= 1:
@@ -149,7 +166,7 @@ def cost_text(usage: Usage) -> str:
     if usage.llm_calls and sent <= 0:
         return "$0 (all answers from the cache)"
     if usage.unpriced_calls and usage.unpriced_calls >= sent:
-        return "price unknown"
+        return PRICE_UNKNOWN
     shown = dollars(usage.cost)
     if usage.unpriced_calls:
         return f"{shown} + {usage.unpriced_calls} call(s) at an unknown price"
