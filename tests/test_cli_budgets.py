@@ -107,3 +107,10 @@ def test_a_cost_limit_on_a_model_without_a_price_is_said_to_be_toothless(
         code, _, err = cli(["check", "A claim.", "--model", "openai:other", "--max-cost", "1"])
     assert code == 0, err
     assert "has no known price, so a cost limit cannot stop its calls" in err
+
+
+def test_reproduce_without_a_data_folder_fails_even_when_a_dataset_is_shipped(cli) -> None:
+    # toe-t2 reads AdvFact, shipped with verity, beside datasets of the data folder.
+    code, _, err = cli(["reproduce", "toe-t2", "--sample", "2"])
+    assert code == 2, err
+    assert "dataset folder not found" in err

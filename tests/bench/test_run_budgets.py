@@ -115,3 +115,87 @@ def test_a_batch_item_over_its_budget_is_listed_with_what_it_spent(tmp_path: Pat
     assert [e["type"] for e in errors] == ["BudgetExceededError"] * 2
     assert all(e["usage"]["llm_calls"] == 1 for e in errors)
     assert len(fake.requests) == 2
+
+
+class ElsewhereEngine:
+    """Threads that say they are elsewhere: the run budget then has only the results to go by.
+
+    A stand-in for Ray's engine (control flow only): no call of the run is admitted by a
+    spend in this process, as on a cluster.
+    """
+
+    local = False
+
+    def __enter__(self) -> ElsewhereEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def run(self, work, items, on_result, *, concurrency: int = 1) -> None:
+        from verity.engines.thread import ThreadEngine
+
+        ThreadEngine().run(work, items, on_result, concurrency=concurrency)
+
+
+@needs_data
+def test_a_run_elsewhere_stops_on_the_results_it_gets(tmp_path: Path) -> None:
+    run, fake = make(tmp_path, run_budget=Budget(calls=4))
+    with pytest.raises(BudgetExceededError) as info:
+        run.run(engine=ElsewhereEngine())
+    run.close()
+    assert info.value.scope == "run"
+    # Spent at the fourth result; the one example a worker had already taken (one in
+    # flight, as concurrency 1 allows) finishes and is stored; nothing more starts.
+    assert len(fake.requests) in (4, 5)
+    assert len(rows(tmp_path / "out")) == len(fake.requests)
+
+
+def test_a_batch_elsewhere_stops_on_the_results_it_gets(tmp_path: Path) -> None:
+    fake = FakeChatModel(lambda messages, schema: GOOD)
+    method = load_method("direct", models=ModelSet(ModelClient(fake)))
+    out = tmp_path / "results.jsonl"
+    with ResultFile(out) as output:
+        result = run_batch(
+            items(6), method.verify, output, run_budget=Budget(calls=2), engine=ElsewhereEngine()
+        )
+    assert result.stopped is not None
+    assert len(fake.requests) in (2, 3)  # the one already taken finishes; no more start
+    assert len(out.read_text().splitlines()) == len(fake.requests)
+
+
+def test_a_batch_item_refused_by_the_run_stops_the_batch_at_once(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    first = threading.Event()
+
+    def slow_first(messages, schema):
+        if not first.is_set():
+            first.set()
+            time.sleep(0.3)  # the other item is refused meanwhile, and recorded first
+        return GOOD
+
+    fake = FakeChatModel(slow_first)
+    method = load_method("direct", models=ModelSet(ModelClient(fake)))
+    out = tmp_path / "results.jsonl"
+    with ResultFile(out) as output:
+        result = run_batch(
+            items(4), method.verify, output, concurrency=2, run_budget=Budget(calls=1)
+        )
+    assert result.stopped is not None and result.stopped.scope == "run"
+    assert len(fake.requests) == 1
+    assert len(out.read_text().splitlines()) == 1  # the call in flight was paid: written
+
+
+@needs_data
+def test_what_a_stopped_example_spent_counts_in_the_runs_cost(tmp_path: Path) -> None:
+    # Every answer fails validation: an example is a call and its repair. The third call,
+    # the second example's first, is the run's last; its repair is refused by the run.
+    run, fake = make(tmp_path, answer="not json at all", run_budget=Budget(calls=3))
+    with pytest.raises(BudgetExceededError):
+        run.run()
+    assert len(fake.requests) == 3
+    assert len(rows(tmp_path / "out")) == 1  # the first example (failed), not the stopped one
+    assert run.spent().llm_calls == 3
+    run.close()

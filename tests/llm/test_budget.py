@@ -223,3 +223,53 @@ def test_when_steps_fail_together_a_spent_budget_is_the_error_raised() -> None:
 
     with pytest.raises(BudgetExceededError):
         asyncio.run(both())
+
+
+def test_a_limit_reached_exactly_is_spent() -> None:
+    # 5 tokens a call: after two calls 10 tokens, exactly the limit, so no third call.
+    model = client()
+    with spending(Budget(tokens=10)), pytest.raises(BudgetExceededError):
+        for _ in range(5):
+            model.chat(HI)
+    assert len(model.backend.requests) == 2
+    # 2 completion tokens at $5,000 per million: $0.01 a call; $0.02 is spent after two.
+    priced = client(price=Price(input=0.0, output=5_000.0))
+    assert 0.01 + 0.01 == 0.02  # the sum is exact in floating point: the boundary is hit
+    with spending(Budget(cost=0.02)), pytest.raises(BudgetExceededError):
+        for _ in range(5):
+            priced.chat(HI)
+    assert len(priced.backend.requests) == 2
+
+
+def test_a_repair_the_budget_refuses_leaves_the_answer_it_got_in_the_log() -> None:
+    from pydantic import BaseModel
+
+    class Answer(BaseModel):
+        label: str
+
+    for asynchronous in (False, True):
+        model = ModelClient(FakeChatModel(["not json"] * 3))
+        log = CallLog()
+        with spending(Budget(calls=1)), pytest.raises(BudgetExceededError):
+            if asynchronous:
+                asyncio.run(model.achat(HI, schema=Answer, step="judge", log=log))
+            else:
+                model.chat(HI, schema=Answer, step="judge", log=log)
+        assert [(c.step, c.output, c.attempts) for c in log.calls] == [("judge", "not json", 1)]
+        assert log.usage().llm_calls == 1
+
+
+def test_a_spent_time_budget_stops_a_check_at_its_next_step_not_only_its_next_call() -> None:
+    from verity.domain import Retrieval
+
+    now = [0.0]
+    spend = Spend(Budget(seconds=5), clock=lambda: now[0])
+    with spending(None, within=spend):
+        log = CallLog()
+        log.milestone("m.step", "a step")  # in time: nothing happens
+        now[0] = 5.0
+        with pytest.raises(BudgetExceededError):
+            log.milestone("m.step", "a step")
+        with pytest.raises(BudgetExceededError):
+            log.add_retrieval(Retrieval(source="s", query="q", k=5, results=()))
+        assert len(log.retrievals) == 1  # recorded before the check stops

@@ -107,3 +107,27 @@ def test_a_summary_line_says_cost_or_that_the_price_is_unknown() -> None:
 
     assert cost_phrase(Usage(llm_calls=1, cost=0.0123)) == "cost $0.0123"
     assert cost_phrase(Usage(llm_calls=1, unpriced_calls=1)) == "price unknown"
+
+
+def test_an_answer_from_verity_s_own_cache_costs_nothing(tmp_path: Path) -> None:
+    from verity.llm.cache import ResponseCache
+
+    hi = [Message(role="user", content="one two three")]
+    model = ModelClient(
+        FakeChatModel(["an answer"]),
+        price=Price(input=1.0, output=10.0),
+        cache=ResponseCache(tmp_path / "answers.sqlite"),
+    )
+    assert model.chat(hi).call.usage.cost > 0
+    again = model.chat(hi).call.usage
+    assert again.cached_calls == 1 and (again.cost, again.unpriced_calls) == (0.0, 0)
+
+
+def test_the_endpoint_set_in_the_environment_decides_the_shipped_price(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")
+    assert ModelSettings(spec="openai:gpt-4o").known_price() is None  # a local server
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://api.deepseek.com")
+    deepseek = ModelSettings(spec="openai:deepseek-chat").known_price()
+    assert deepseek is not None and deepseek.output == 1.68

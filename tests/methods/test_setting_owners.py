@@ -143,8 +143,9 @@ def _refused(config: type[BaseModel], name: str, value: Any) -> bool:
 def test_every_setting_of_every_method_has_an_owner(method: str) -> None:
     config = config_of(method)
     for name, field in config.model_fields.items():
+        # setting_owner raises TypeError for a type that neither is plain data nor says
+        # whose it is: that is what this test exists to catch.
         assert setting_owner(field) in ("request", "operator"), f"{method}.{name}"
-    assert request_fields(config) | operator_fields(config) == set(config.model_fields)
 
 
 @pytest.mark.parametrize("method", METHODS)

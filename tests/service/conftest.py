@@ -168,20 +168,28 @@ class LiveServer:
 
 
 @contextlib.contextmanager
-def run_live(service: Any) -> Iterator[str]:
-    """Serve ``service`` with uvicorn on a free loopback port in a thread; yield its URL."""
+def run_live(service: Any, *, header_timeout: float | None = None) -> Iterator[str]:
+    """Serve ``service`` with uvicorn on a free loopback port in a thread; yield its URL.
+
+    With ``header_timeout``, uvicorn is configured as `verity serve` configures it
+    (`verity.cli.serve.server_config`: its header deadline included).
+    """
     import uvicorn
 
+    from verity.cli.serve import server_config
     from verity.service.app import create_app
 
     port = free_port()
-    config = uvicorn.Config(
-        create_app(service),
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        timeout_graceful_shutdown=5,
-    )
+    if header_timeout is None:
+        config = uvicorn.Config(
+            create_app(service),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            timeout_graceful_shutdown=5,
+        )
+    else:
+        config = server_config(uvicorn, create_app(service), "127.0.0.1", port, header_timeout)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

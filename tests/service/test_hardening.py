@@ -16,7 +16,6 @@ import re
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -301,33 +300,6 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@contextlib.contextmanager
-def serving(service: Any, header_timeout: float) -> Iterator[int]:
-    """The app as `verity serve` runs it (`server_config`), on a free loopback port."""
-    import uvicorn
-
-    from verity.cli.serve import server_config
-
-    port = free_port()
-    server = uvicorn.Server(
-        server_config(uvicorn, create_app(service), "127.0.0.1", port, header_timeout)
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        started = threading.Event()
-        for _ in range(int(OUTER_LIMIT / 0.05)):
-            if server.started or not thread.is_alive():
-                break
-            started.wait(0.05)
-        assert server.started, "uvicorn did not start"
-        yield port
-    finally:
-        service.begin_shutdown()
-        server.should_exit = True
-        thread.join(OUTER_LIMIT)
-
-
 def trickle(connection: socket.socket, every: float, limit: float) -> float | None:
     """Send a header line every ``every`` s until the server closes; seconds taken, or None."""
     start = time.monotonic()
@@ -359,11 +331,11 @@ def read_answer(connection: socket.socket) -> bytes:
 
 
 @pytest.fixture
-def deadline_server(make_service, scripted) -> Iterator[tuple[int, Any]]:
+def deadline_server(make_service, scripted, serve_live) -> Iterator[tuple[int, Any]]:
     """A server with a 1 s header deadline; its checks held until the test opens them."""
     fake = scripted(gated=True)
-    with serving(make_service(fake), header_timeout=1.0) as port:
-        yield port, fake
+    with serve_live(make_service(fake), header_timeout=1.0) as url:
+        yield httpx.URL(url).port, fake
         fake.open()
 
 

@@ -128,6 +128,8 @@ def test_a_key_has_its_own_ceiling(make_service) -> None:
         as_bob = {"Authorization": f"Bearer {bob}"}
         mine = api.post("/v1/checks", json={"claim": "x"}, headers=as_alice).json()
         assert mine["request"]["budget"]["calls"] == 5
+        # The limits alice's table leaves out are the server's: its seconds, the default's.
+        assert mine["request"]["budget"]["seconds"] == 3600.0
         over = api.post("/v1/checks", json={"claim": "x", "budget": {"calls": 6}}, headers=as_alice)
         assert error_of(over, 422)["field"] == "budget.calls"
         theirs = api.post("/v1/checks", json={"claim": "x"}, headers=as_bob).json()
@@ -280,3 +282,87 @@ def test_a_call_cancelled_while_it_waits_for_its_keys_rate_gives_its_place_back(
     assert limiter._windows[None].in_flight == 0
     clock.now += 61
     assert limiter.retry_after(None) is None  # the key's minute is not held by a ghost
+
+
+def test_room_comes_when_enough_answered_calls_have_left_the_window() -> None:
+    clock = Clock()
+    limiter = UsageLimiter(calls_per_minute=3, clock=clock, sleep=clock.sleep)
+    go = {"stopped": lambda: False, "seconds_left": lambda: None}
+    for _ in range(3):
+        assert limiter.wait_for_room(None, **go)
+    for _ in range(3):
+        limiter.charge(None, 0)  # answered at 1000, 1010, 1020
+        clock.now += 10
+    clock.now = 1020.0
+    limiter.calls_per_minute = 2  # three held, two allowed: two must leave, the second at 1070
+    assert limiter.retry_after(None) == pytest.approx(50)
+
+
+def test_a_place_never_used_is_free_at_once() -> None:
+    clock = Clock()
+    limiter = UsageLimiter(calls_per_minute=1, clock=clock, sleep=clock.sleep)
+    assert limiter.wait_for_room(None, stopped=lambda: False, seconds_left=lambda: None)
+    assert limiter.retry_after(None) is not None
+    limiter.release(None)  # let through, never sent
+    assert limiter.retry_after(None) is None
+
+
+def test_room_for_tokens_comes_when_enough_of_them_have_left() -> None:
+    clock = Clock()
+    limiter = UsageLimiter(tokens_per_minute=100, clock=clock, sleep=clock.sleep)
+    go = {"stopped": lambda: False, "seconds_left": lambda: None}
+    for tokens in (20, 30, 70):  # at 1000, 1005, 1010: 120, 20 over the limit
+        assert limiter.wait_for_room(None, **go)
+        limiter.charge(None, tokens)
+        clock.now += 5
+    clock.now = 1010.0
+    # The first 20 leaving is not enough (120 - 20 = 100 is still the limit); the 30 of
+    # 1005 must leave too, at 1065: 55 s from now, worked by hand.
+    assert limiter.retry_after(None) == pytest.approx(55)
+
+
+def test_a_job_stored_without_a_budget_runs_within_the_servers_default() -> None:
+    from faults.latency import LatencyEndpoint
+    from verity.service.execute import LocalExecutor
+
+    with LatencyEndpoint(delay=0.0, answer=lambda messages, schema: "not json") as endpoint:
+        model = ModelSettings(spec="openai:m", base_url=endpoint.base_url, cache=False)
+        defaults = Settings(method="direct", model=model, sources=(), budget=Budget(calls=1))
+        with pytest.raises(BudgetExceededError):
+            LocalExecutor(defaults)(CheckRequest(claim="x"), lambda event: None)
+        assert endpoint.count == 1  # the repair was refused: the default's one call
+
+
+def test_a_model_a_request_names_is_priced_as_itself() -> None:
+    from verity.llm.prices import Price
+    from verity.service.execute import request_model
+
+    a, b = Price(input=1.0, output=2.0), Price(input=3.0, output=4.0)
+    defaults = Settings(
+        model=ModelSettings(spec="openai:a", base_url="http://127.0.0.1:9/v1"),
+        prices={"openai:a": a, "openai:b": b},
+    )
+    assert request_model(None, defaults)[0].price == a
+    assert request_model("openai:b", defaults)[0].price == b
+    assert request_model("openai:c", defaults)[0].price is None  # never a's
+
+
+def test_a_servers_running_checks_count_their_tokens_in_the_keys_window(make_service) -> None:
+    from faults.latency import LatencyEndpoint
+    from verity.service.execute import LocalExecutor
+
+    with LatencyEndpoint(delay=0.0) as endpoint:
+        model = ModelSettings(spec="openai:m", base_url=endpoint.base_url, cache=False)
+        defaults = Settings(
+            method="direct",
+            model=model,
+            sources=(),
+            service=ServiceLimits(tokens_per_minute=1000, calls_per_minute=100),
+        )
+        service = make_service(defaults=defaults, executor=LocalExecutor(defaults))
+        with TestClient(create_app(service)) as api:
+            job = api.post("/v1/checks", params={"wait": 30}, json={"claim": "x"}).json()
+        assert job["status"] == "done"
+        window = service.usage_limits._windows[None]
+        # One call of 12 + 5 tokens (what the endpoint reports), answered, none in flight.
+        assert (window.token_total, len(window.answered), window.in_flight) == (17, 1, 0)

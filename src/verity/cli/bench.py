@@ -33,10 +33,9 @@ from verity.cli.output import (
     RunSecondsOpt,
     RunTokensOpt,
     SourceOpt,
-    budget_from,
+    budgets,
     err,
     say,
-    warn_unpriced,
 )
 from verity.errors import BadInputError
 
@@ -121,6 +120,11 @@ def bench(
     settings = settings_from_options(
         config, model=model, base_url=base_url, api_key_env=api_key_env, sources=source
     )
+    budget, run_budget = budgets(
+        settings,
+        (max_calls, max_tokens, max_seconds, max_cost),
+        (run_max_calls, run_max_tokens, run_max_seconds, run_max_cost),
+    )
     cfg = BenchConfig(
         dataset=dataset,
         methods=names,
@@ -140,12 +144,9 @@ def bench(
         gold_guard=gold_guard,
         engine=engine,
         address=address,
-        budget=budget_from(settings.budget, max_calls, max_tokens, max_seconds, max_cost),
-        run_budget=budget_from(
-            settings.run_budget, run_max_calls, run_max_tokens, run_max_seconds, run_max_cost
-        ),
+        budget=budget,
+        run_budget=run_budget,
     )
-    warn_unpriced((cfg.budget, cfg.run_budget), cfg.model)
     if estimate:
         from verity.cli.estimate import print_bench_estimate
 

@@ -33,12 +33,11 @@ from verity.cli.output import (
     RunCostOpt,
     RunSecondsOpt,
     RunTokensOpt,
-    budget_from,
+    budgets,
     err,
     exit_code,
     out,
     say,
-    warn_unpriced,
 )
 from verity.errors import BadInputError, VerityError
 from verity.jsonl import json_line, json_text
@@ -123,17 +122,15 @@ def check(
         sources=source,
     )
     _one_input(claim, article, input_file)
-    budget = budget_from(settings.budget, max_calls, max_tokens, max_seconds, max_cost)
-    run_budget = budget_from(
-        settings.run_budget, run_max_calls, run_max_tokens, run_max_seconds, run_max_cost
+    run_options = (run_max_calls, run_max_tokens, run_max_seconds, run_max_cost)
+    budget, run_budget = budgets(
+        settings, (max_calls, max_tokens, max_seconds, max_cost), run_options
     )
     if input_file is not None or output_file is not None:
         inputs, outputs = _batch_paths(input_file, output_file, as_json, trace, claim_date, speaker)
         _batch(settings, inputs, outputs, concurrency, _engine(engine, address), budget, run_budget)
         return
     _engine_in_batch_only(engine, address)
-    warn_unpriced((budget, run_budget), settings.model)
-    run_options = (run_max_calls, run_max_tokens, run_max_seconds, run_max_cost)
     if any(value is not None for value in run_options):
         # Only the options: a [run_budget] table in the settings is for batches and runs.
         raise BadInputError("--run-max-* limit a batch (--input); one check takes --max-*")

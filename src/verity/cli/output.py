@@ -25,6 +25,7 @@ from verity.errors import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from verity.config import Settings
     from verity.llm.budget import Budget
     from verity.llm.spec import ModelSettings
 
@@ -118,6 +119,20 @@ def say_error(exc: object, prefix: str = "error") -> None:
     from verity.render import text
 
     err.print(Text.assemble((f"{prefix}:", "bold red"), " ", text(exc)))
+
+
+Limits = tuple[int | None, int | None, float | None, float | None]
+
+
+def budgets(settings: Settings, limits: Limits, run_limits: Limits) -> tuple[Budget, Budget]:
+    """A check's and a run's budgets: the settings' tables with the options over them.
+
+    A dollar limit on a model with no known price is said to be toothless.
+    """
+    budget = budget_from(settings.budget, *limits)
+    run = budget_from(settings.run_budget, *run_limits)
+    warn_unpriced((budget, run), settings.model)
+    return budget, run
 
 
 def warn_unpriced(budgets: Sequence[Budget], model: ModelSettings) -> None:

@@ -38,10 +38,9 @@ from verity.cli.output import (
     RunSecondsOpt,
     RunTokensOpt,
     SourceOpt,
-    budget_from,
+    budgets,
     err,
     say,
-    warn_unpriced,
 )
 
 if TYPE_CHECKING:
@@ -130,6 +129,11 @@ def reproduce(
         config, model=model, base_url=base_url, api_key_env=api_key_env, sources=source
     )
     parse_spec(settings.model.spec)
+    budget, run_budget = budgets(
+        settings,
+        (max_calls, max_tokens, max_seconds, max_cost),
+        (run_max_calls, run_max_tokens, run_max_seconds, run_max_cost),
+    )
     plan = plan_recipe(
         chosen,
         row_models=row_models,
@@ -148,13 +152,10 @@ def reproduce(
         retry_errors=retry_errors,
         engine=engine,
         address=address,
-        budget=budget_from(settings.budget, max_calls, max_tokens, max_seconds, max_cost),
-        run_budget=budget_from(
-            settings.run_budget, run_max_calls, run_max_tokens, run_max_seconds, run_max_cost
-        ),
+        budget=budget,
+        run_budget=run_budget,
         prices=settings.prices,
     )
-    warn_unpriced((options.budget, options.run_budget), options.model)
     # A table that can measure nothing (no data folder, every cell unrunnable) is an
     # error now, before any model loads or any engine starts.
     check_runnable(plan, options.data_dir)
