@@ -2,15 +2,35 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
 from verity.cli.output import ConfigOpt, out
+
+if TYPE_CHECKING:
+    from verity.methods.base import MethodInfo
 
 
 def methods() -> None:
-    """List every method and baseline with its paper, what it checks and its variants."""
+    """List every method and baseline with its paper, what it checks and its variants.
+
+    A baseline that stands in for part of its published method says so after its paper
+    (its ``substitute``), so no one takes the row for the method as published.
+    """
     from verity import render
     from verity.methods.base import method_catalog
 
-    render.methods(out, method_catalog())
+    render.methods(out, [with_substitute(info) for info in method_catalog()])
+
+
+def with_substitute(info: MethodInfo) -> MethodInfo:
+    """The catalogue entry, its paper followed by ``[substitute: ...]`` when one is declared."""
+    from verity.methods.base import method_class
+
+    if info.error:
+        return info
+    note = str(getattr(method_class(info.name), "substitute", ""))
+    return replace(info, paper=f"{info.paper} [substitute: {note}]") if note else info
 
 
 def models(config: ConfigOpt = None) -> None:

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from verity.cli import app
+from verity.cli.info import with_substitute
 from verity.domain import Claim, Evidence
 from verity.errors import BadInputError
 from verity.llm.calllog import CallLog
@@ -159,3 +160,45 @@ def test_only_an_open_setting_forced_without_sources_is_a_warning() -> None:
     assert _Settled(models=_models(), setting="open").warnings() == [
         "settled: the open setting has no evidence source, so every search is empty"
     ]
+
+
+# The baselines that stand in for a defining part of their published method.
+SUBSTITUTES = ["adsent", "cape-fnd", "graphcheck", "hero", "nli", "pacar", "teller"]
+
+
+def test_a_substitute_says_so_in_its_manifest() -> None:
+    class _Standin(_Closed):
+        substitute: ClassVar[str] = "a written rule set in place of learned rules"
+
+    assert _Standin(models=_models()).to_dict()["variant_kind"] == (
+        "substitute: a written rule set in place of learned rules"
+    )
+    assert _Closed(models=_models()).to_dict()["variant_kind"] == "paper"
+
+
+@pytest.mark.parametrize("name", [n for n in SUBSTITUTES if n not in {"nli", "graphcheck"}])
+def test_each_substitute_baseline_carries_its_variant_kind(name: str) -> None:
+    method = registry.load_method(name, models=_models())
+    kind = method.to_dict()["variant_kind"]
+    assert kind.startswith("substitute: ") and len(kind) > len("substitute: ")
+
+
+@pytest.mark.parametrize("name", ["nli", "graphcheck"])
+def test_substitutes_that_need_a_checkpoint_or_evidence_declare_it_on_the_class(name) -> None:
+    assert registry.method_class(name).substitute.strip()
+
+
+@pytest.mark.parametrize("name", ["z-cot", "defgen", "programfc", "afacta", "steel", "zs-cot"])
+def test_baselines_built_as_published_are_the_paper(name: str) -> None:
+    assert registry.load_method(name, models=_models()).to_dict()["variant_kind"] == "paper"
+
+
+def test_verity_methods_marks_each_substitute_beside_its_paper() -> None:
+    infos = {info.name: with_substitute(info) for info in registry.method_catalog()}
+    for name in SUBSTITUTES:
+        assert "[substitute: " in infos[name].paper, name
+    for name in ("z-cot", "defgen", "programfc", "local", "zofia", "toe"):
+        assert "substitute" not in infos[name].paper, name
+    result = CliRunner().invoke(app, ["methods"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    assert result.output.count("[substitute:") == len(SUBSTITUTES)

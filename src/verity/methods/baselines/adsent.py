@@ -99,6 +99,11 @@ class AdSent(Baseline):
 
     name: ClassVar[str] = "adsent"
     paper: ClassVar[str] = "Tahmasebi et al. 2026, AdSent (WWW): sentiment-neutral rewriting"
+    # What stands in for the published method (see the module docstring and docs/baselines.md).
+    substitute: ClassVar[str] = (
+        "the configured model judges zero-shot in place of AdSent's fine-tuned "
+        "Llama-3.1-8B classifier (unpublished)"
+    )
     accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Claim, Article)
     Config: ClassVar[type[BaselineConfig]] = AdSentConfig
     config: AdSentConfig

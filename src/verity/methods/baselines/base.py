@@ -14,6 +14,12 @@ baselines would otherwise write again: one settings model per class (`Config`), 
 model, `gather` (given evidence ranked by BM25 against a query, else the configured
 sources), and `verdict` (a judgement and a call log made into a `Verdict`).
 
+``substitute`` names what stands in for a defining part of the published method that
+verity cannot run (a learned component, a fine-tuned model, prompts never published);
+empty for a baseline built as published. `variant_kind` turns it into the manifest's
+``variant_kind`` (``"paper"`` or ``"substitute: ..."``), the same key ToE's method fills,
+so a benchmark report marks the row, and `verity methods` says so beside its paper.
+
 ``retrieves`` says whether the baseline searches: only then does its configuration list
 sources, which is how the benchmark knows to give it the open setting's sources and to
 guard them against leakage (`verity.bench.runner.retrieves`).
@@ -77,6 +83,8 @@ class Baseline(MethodBase):
     Config: ClassVar[type[BaselineConfig]] = BaselineConfig
     retrieves: ClassVar[bool] = False
     variants: ClassVar[dict[str, dict[str, Any]]] = {}
+    # What stands in for a defining part of the published method; "" when none does.
+    substitute: ClassVar[str] = ""
     config: BaselineConfig
 
     def __init__(self, *, models: ModelSet, sources: Sequence[Source] = (), **config: Any) -> None:
@@ -90,12 +98,17 @@ class Baseline(MethodBase):
         out: dict[str, Any] = {
             "method": self.name,
             "paper": self.paper,
+            "variant_kind": self.variant_kind(),
             **self.config.model_dump(),
             "models": self.models.to_dict(),
         }
         if self.retrieves:
             out["sources"] = [s.to_dict() for s in self.sources]
         return out
+
+    def variant_kind(self) -> str:
+        """``"paper"``, or ``"substitute: ..."`` when a stand-in replaces a defining part."""
+        return f"substitute: {self.substitute}" if self.substitute else "paper"
 
     def warnings(self) -> list[str]:
         """What makes this run differ from the baseline as published."""

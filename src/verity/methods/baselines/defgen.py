@@ -1,22 +1,28 @@
-"""Baseline ``defgen``: F3's definition-generation detector (Lucas et al. 2023).
+"""Baseline ``defgen``: F3's definition-grounded detector, DeF_Gen (Lucas et al. 2023).
 
     method = load_method("defgen", models=models)
     verdict = method.verify(Claim(text="The Eiffel Tower was sold for scrap in 2019."))
-    verdict.trace.model_dump()["definition"]   # the definition the verdict was deduced from
-    load_method("defgen/generic", models=models)   # one call, a fixed generic definition
+    verdict.trace.model_dump()["definition_source"]   # 'generic': F3's one cloze prompt
+    load_method("defgen/generated", models=models)    # verity's two-call variant
 
 Paper: J. Lucas, A. Uchendu, M. Yamashita, J. Lee, S. Rohatgi and D. Lee, "Fighting Fire
 with Fire: The Dual Role of LLMs in Crafting and Detecting Elusive Disinformation", EMNLP
 2023 (arXiv:2310.15515); code and data: https://github.com/mickeymst/F3.
 
-Among F3's zero-shot cloze prompts, DefGen grounds the decision in a definition of
-disinformation; ToE (§IV-A) calls it deductive generation. Here the model first writes a
-definition that fits the subject, with the concrete tests a genuine version would pass
-(definition generation), and then judges the subject by deduction from that definition
-alone: each test in turn, then the conclusion. The variant ``defgen/generic`` skips the
-first call and deduces from a fixed, generic definition instead, the other reading of the
-prompt's name. Nothing is retrieved; given evidence is ignored (ToE: "solely on the
-provided input"). Claims get SUPPORTED, REFUTED or NOT_ENOUGH_INFO; articles REAL or FAKE.
+F3 detects disinformation zero-shot with cloze-style prompts. Its DeF_Gen prompt
+(``get_prompt("DeF_Gen")`` in the detection notebook, ``[F3] Code_base/
+[F3]_Fighting_Fire_With_Fire.ipynb``) is one call: a classifier role, a fixed, generic
+definition of genuine versus fake news (genuine: verifiable facts backed by evidence;
+fake: misleading, inaccurate or invented content meant to deceive; judge by content,
+tone, language and sources), then the text, and the label alone as the answer. That is
+the default here (``definition="generic"``), in verity's words. ToE (§IV-A) calls the
+prompt "deductive generation".
+
+``defgen/generated`` (``definition="generated"``) is verity's own variant, not F3's: the
+model first writes a definition fitted to the subject with the tests a genuine version
+would pass, and a second call deduces the label from those tests. Nothing is retrieved;
+given evidence is ignored (ToE: "solely on the provided input"). Claims get SUPPORTED,
+REFUTED or NOT_ENOUGH_INFO; articles REAL or FAKE.
 """
 
 from __future__ import annotations
@@ -26,9 +32,10 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
-from verity.domain import Article, Claim, Evidence, Verdict
+from verity.domain import Article, Claim, Evidence, Label, Verdict
 from verity.llm.calllog import CallLog
 from verity.llm.step import Step
+from verity.methods.article import ArticleLabel
 from verity.methods.baselines.base import Baseline, BaselineConfig
 from verity.methods.baselines.f3 import (
     ReasonedArticle,
@@ -36,20 +43,16 @@ from verity.methods.baselines.f3 import (
     reasoned_verdict,
     subject_inputs,
 )
+from verity.methods.common import ClaimLabel, Confidence
 
-# The fixed definition of ``defgen/generic``, in our words.
+# F3's DeF_Gen definition (get_prompt("DeF_Gen"), F3 detection notebook), in verity's
+# words: what makes a text genuine, what makes it fake, and what to weigh.
 GENERIC_DEFINITION = (
-    "Disinformation is content that presents false or misleading information as fact: "
-    "invented events, wrong numbers or dates, quotes or actions attributed to the wrong "
-    "person, true facts stripped of the context that changes their meaning, or claims "
-    "that cannot be true given well-established knowledge."
+    "A genuine text reports facts that can be checked and that evidence supports. A fake "
+    "text carries misleading, inaccurate or invented content meant to deceive its "
+    "readers. Weigh the content, the tone, the language and the sources it cites."
 )
-GENERIC_TESTS = (
-    "The people, places, dates and numbers it names are correct.",
-    "Every statement or action it attributes to someone was really said or done by them.",
-    "It leaves out no context that would reverse or weaken its meaning.",
-    "It agrees with well-established knowledge.",
-)
+
 # Tests shown from a generated definition: a small model may list many, and each costs
 # context in the deduction call.
 MAX_TESTS = 8
@@ -116,44 +119,95 @@ DEDUCE_ARTICLE = Step(
 )
 
 
+class Labelled(BaseModel):
+    """F3's DeF_Gen answer for a claim: the label alone (with verity's confidence)."""
+
+    label: ClaimLabel
+    confidence: Confidence
+
+
+class LabelledArticle(BaseModel):
+    """F3's DeF_Gen answer for an article: REAL or FAKE (with verity's confidence)."""
+
+    label: ArticleLabel
+    confidence: Confidence
+
+
+# F3's DeF_Gen (get_prompt): a classifier role, the fixed definition, an order to judge
+# the text's authenticity, the label alone as the answer; the blank is F3's cloze slot.
+CLASSIFY = Step(
+    name="defgen.classify",
+    instruction=(
+        "You are a language model that sorts news claims, posts and articles into "
+        "genuine and fake. Decide by this definition. "
+        + GENERIC_DEFINITION
+        + " Judge the claim's authenticity and fill the blank with SUPPORTED if it is "
+        "genuine, REFUTED if it is fake, or NOT_ENOUGH_INFO if you cannot tell. Answer "
+        "with the label only, and your confidence between 0 and 1."
+    ),
+    template="Claim: {claim}{context}\n\nThe claim is ____.",
+    output=Labelled,
+)
+
+CLASSIFY_ARTICLE = Step(
+    name="defgen.classify_article",
+    instruction=(
+        "You are a language model that sorts news claims, posts and articles into "
+        "genuine and fake. Decide by this definition. "
+        + GENERIC_DEFINITION
+        + " Judge the article's authenticity and fill the blank with REAL if it is "
+        "genuine or FAKE if it is fake. Answer with the label only, and your confidence "
+        "between 0 and 1."
+    ),
+    template="{context}Article text: {text}\n\nThe article is ____.",
+    output=LabelledArticle,
+)
+
+
 class DefGenConfig(BaselineConfig):
     """Settings of ``defgen``."""
 
-    definition: Literal["generated", "generic"] = Field(
-        default="generated",
-        description="'generated': the model writes a definition fitted to the subject "
-        "first; 'generic': deduce from verity's fixed generic definition (one call)",
+    definition: Literal["generic", "generated"] = Field(
+        default="generic",
+        description="'generic': F3's DeF_Gen, one call with a fixed definition (the "
+        "paper); 'generated': verity's variant, the model writes a definition fitted to "
+        "the subject first, then deduces from it (two calls)",
     )
 
 
 class DefGen(Baseline):
-    """A definition of disinformation first, then a verdict deduced from it."""
+    """F3's DeF_Gen: one cloze prompt with a fixed definition of genuine and fake news."""
 
     name: ClassVar[str] = "defgen"
     paper: ClassVar[str] = (
-        "Lucas et al. 2023, Fighting Fire with Fire (EMNLP): definition generation"
+        "Lucas et al. 2023, Fighting Fire with Fire (EMNLP): DeF_Gen, definition-grounded"
     )
     accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Claim, Article)
     Config: ClassVar[type[BaselineConfig]] = DefGenConfig
-    variants: ClassVar[dict[str, dict[str, Any]]] = {"generic": {"definition": "generic"}}
+    variants: ClassVar[dict[str, dict[str, Any]]] = {"generated": {"definition": "generated"}}
     config: DefGenConfig
+
+    def variant_kind(self) -> str:
+        """``"paper"`` for F3's DeF_Gen; the two-call pipeline is verity's own variant."""
+        if self.config.definition == "generated":
+            return "verity variant: the model writes its own definition first (two calls)"
+        return "paper"
 
     async def check(
         self, subject: Claim | Article, evidence: Sequence[Evidence] | None = None
     ) -> Verdict:
-        """Define, then deduce; given evidence is ignored (closed book)."""
+        """Classify by the fixed definition (or define, then deduce); evidence is ignored."""
         log = CallLog()
         kind, inputs = subject_inputs(subject, self.config.max_article_words)
         if self.config.definition == "generic":
-            found = Definition(definition=GENERIC_DEFINITION, tests=list(GENERIC_TESTS))
-        else:
-            define = DEFINE_ARTICLE if kind == "article" else DEFINE
-            found = await define.arun(self.model, log=log, **inputs)
+            return await self._classify(subject, kind, inputs, log)
+        define = DEFINE_ARTICLE if kind == "article" else DEFINE
+        found = await define.arun(self.model, log=log, **inputs)
         tests = [t.strip() for t in found.tests if t.strip()][:MAX_TESTS]
         log.milestone(
             "defgen.definition",
-            f"{self.config.definition} definition with {len(tests)} test(s)",
-            source=self.config.definition,
+            f"generated definition with {len(tests)} test(s)",
+            source="generated",
             tests=len(tests),
         )
         deduce = DEDUCE_ARTICLE if kind == "article" else DEDUCE
@@ -169,5 +223,21 @@ class DefGen(Baseline):
             log,
             definition=found.definition,
             tests=tests,
-            definition_source=self.config.definition,
+            definition_source="generated",
+        )
+
+    async def _classify(
+        self, subject: Claim | Article, kind: str, inputs: dict[str, Any], log: CallLog
+    ) -> Verdict:
+        """F3's one call: the fixed definition, the subject, the label."""
+        step = CLASSIFY_ARTICLE if kind == "article" else CLASSIFY
+        answer = await step.arun(self.model, log=log, **inputs)
+        log.milestone("defgen.answer", f"classified: {answer.label}", label=answer.label)
+        return Verdict(
+            label=Label(answer.label),
+            confidence=answer.confidence,
+            usage=log.usage(),
+            trace=log.trace(definition=GENERIC_DEFINITION, definition_source="generic"),
+            method=self.name,
+            subject=subject,
         )

@@ -8,8 +8,9 @@
 
 Lucas et al. 2023 ("Fighting Fire with Fire", EMNLP) detect disinformation in posts and
 news articles with zero-shot prompts that end in a blank for the label (cloze style).
-`z-cot` and `defgen` are two of those prompts; both read a claim or an article and answer
-with their reasoning before the label, so the label follows from what was written.
+`z-cot` and `defgen` are two of those prompts; both read a claim or an article. `z-cot`
+answers with its reasoning before the label, so the label follows from what was written;
+`defgen` answers with the label alone, except in its two-call variant, which reasons first.
 """
 
 from __future__ import annotations

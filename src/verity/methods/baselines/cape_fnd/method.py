@@ -88,6 +88,11 @@ class CapeFnd(Baseline):
         "Jin et al. 2025, Veracity-Oriented Context-Aware LLM-Based Prompting Optimization "
         "for Fake News Detection (Int. J. Intelligent Systems)"
     )
+    # What stands in for the published method (see the module docstring and docs/baselines.md).
+    substitute: ClassVar[str] = (
+        "rebuilt from the abstract alone (no code or prompts published); zero-shot "
+        "unless optimise_on names a dataset"
+    )
     accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Claim, Article)
     Config: ClassVar[type[BaselineConfig]] = CapeFndConfig
     variants: ClassVar[dict[str, dict[str, Any]]] = {

@@ -172,6 +172,11 @@ class GraphCheck(Baseline):
         "Chen et al. 2025, GraphCheck: Breaking Long-Term Text Barriers with Extracted "
         "Knowledge Graph-Powered Fact-Checking (ACL)"
     )
+    # What stands in for the published method (see the module docstring and docs/baselines.md).
+    substitute: ClassVar[str] = (
+        "aligned claim and document triples shown as text in place of GraphCheck's "
+        "trained graph encoder and its soft tokens"
+    )
     accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Claim,)
     Config: ClassVar[type[BaselineConfig]] = GraphCheckConfig
     config: GraphCheckConfig

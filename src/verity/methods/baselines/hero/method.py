@@ -152,6 +152,11 @@ class Hero(Baseline):
 
     name: ClassVar[str] = "hero"
     paper: ClassVar[str] = "Yoon et al. 2024, HerO at AVeriTeC (FEVER workshop)"
+    # What stands in for the published method (see the module docstring and docs/baselines.md).
+    substitute: ClassVar[str] = (
+        "the configured model with a prompt in place of HerO's fine-tuned Llama-3.1 "
+        "verdict model; all-MiniLM-L6-v2 in place of SFR-Embedding-2_R"
+    )
     accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Claim,)
     Config: ClassVar[type[BaselineConfig]] = HeroConfig
     retrieves: ClassVar[bool] = True

@@ -149,6 +149,11 @@ class NliMethod(Baseline):
         "the fine-tuned baselines of Pan et al. 2023, Fact-Checking Complex Claims with "
         "Program-Guided Reasoning (ACL): RoBERTa-NLI, DeBERTaV3-NLI, Flan-T5 and others"
     )
+    # What stands in for the published method (see the module docstring and docs/baselines.md).
+    substitute: ClassVar[str] = (
+        "one runner for local checkpoints in place of each row's own trained model; "
+        "the checkpoint named decides, and Flan-T5 runs zero-shot"
+    )
     accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Claim,)
     Config: ClassVar[type[BaselineConfig]] = NliConfig
     retrieves: ClassVar[bool] = True

@@ -79,6 +79,11 @@ class Pacar(SettingBaseline):
         "Zhao et al. 2024, PACAR: Automated Fact-Checking with Planning and Customized "
         "Action Reasoning (LREC-COLING)"
     )
+    # What stands in for the published method (see the module docstring and docs/baselines.md).
+    substitute: ClassVar[str] = (
+        "rebuilt from the paper's description of its modules (no code or prompts "
+        "published); the actions and budgets are verity's"
+    )
     accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Claim,)
     Config: ClassVar[type[BaselineConfig]] = PacarConfig
     config: PacarConfig

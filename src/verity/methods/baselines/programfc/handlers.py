@@ -3,7 +3,7 @@
     truth = await (VERIFY if passages else VERIFY_CLOSED).arun(model, log=log, ...)
 
 Pan et al. 2023, section 3.3: each call of the program goes to a handler of its own. A
-``Question`` gets a short answer that later calls use in place of ``{q1}``; a ``Verify``
+``Question`` gets a short answer that later calls use in place of ``{answer_1}``; a ``Verify``
 gets true or false; ``Predict`` is the program's logical expression over those truths
 (evaluated in `method.py`). In the gold and open-book settings a handler reads the
 evidence first; closed book it answers from the model's own knowledge. The paper's
@@ -15,6 +15,9 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from verity.llm.step import Step
+
+# A Question's answer is put into later texts: verity caps it (a short phrase is asked for).
+MAX_ANSWER_CHARS = 200
 
 
 class Truth(BaseModel):

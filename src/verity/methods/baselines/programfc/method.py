@@ -9,19 +9,18 @@ github.com/teacherpeterpan/ProgramFC (mirrored as mbzuai-nlp/ProgramFC).
     load_method("programfc/n5", models=models, sources=[OfflineWiki()])   # 5 programs, open
     verdict.trace.model_dump()["programs"]      # each program, its steps and its answer
 
-Program generation (section 3.2): with in-context demonstrations, the model writes a
-program for the claim: ``Question`` calls whose answers later calls use, ``Verify`` calls
-on simple statements, and a ``Predict`` over the verified facts. Execution (3.3): each call
-goes to its handler (`handlers.py`), with the evidence of the setting: the gold passages,
-the top passages a search returns for the call's own text (open book), or none (closed
-book). ``Predict`` evaluates the logical expression. With ``n`` > 1 (the ``programfc/n5``
-variant), n programs are sampled and the majority of their predictions is the verdict.
+Program generation (section 3.2, `generate.py`): with in-context demonstrations, the
+model writes a program of ``answer_N = Question(...)``, ``fact_N = Verify(...)`` and a final
+``label = Predict(...)`` (`program.py` parses it). Execution (3.3): the calls run in
+order, each with earlier answers put in place of ``{answer_N}``, and each goes to its
+handler (`handlers.py`) with the evidence of the setting: the gold passages, the top
+passages a search returns for the call's own text (open book), or none (closed book).
+``Predict`` evaluates its logical expression over the ``Verify`` results. With ``n`` > 1
+(the ``programfc/n5`` variant), n programs are sampled and the majority is the verdict.
 
-The program format, its checks and the decomposer with its demonstrations are LoCal's
-(`verity.methods.local`), which took them from ProgramFC: questions q1, q2, ...; facts f1,
-f2, ...; a deduction over the facts that allows and, or and not (ProgramFC's code reads
-only "and"). A program that breaks a rule gets one repair round there; one that is still
-invalid casts no vote, where ProgramFC guessed at random, and the trace keeps its error.
+A program that cannot be parsed gets one repair round; one still invalid casts no vote,
+where ProgramFC guessed at random, and the trace keeps its error. When no program can
+vote, the check fails (`ModelOutputError`) and a benchmark counts the example as wrong.
 """
 
 from __future__ import annotations
@@ -39,14 +38,17 @@ from verity.llm.base import GenParams
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
 from verity.llm.spec import ModelSet
-from verity.llm.step import Shot
 from verity.methods.baselines.base import BaselineConfig, Setting, SettingBaseline, SettingConfig
 from verity.methods.baselines.programfc import handlers
+from verity.methods.baselines.programfc.generate import DemoSet, demonstrations, generate
+from verity.methods.baselines.programfc.program import Program
 from verity.methods.common import numbered, require_claim, unique_evidence
-from verity.methods.local import agents
-from verity.methods.local.decompose import decompose
-from verity.methods.local.program import Program, resolve
 from verity.sources.base import Source
+
+# Benchmarks whose claims are of the FEVEROUS kind (one long sentence of several facts)
+# get the ``facts`` demonstrations, as ProgramFC gave FEVEROUS its own prompt; every
+# other dataset gets the ``multi-hop`` set, shaped like its HOVER prompt.
+FACTS_DATASETS = ("feverous",)
 
 
 class ProgramFcConfig(SettingConfig):
@@ -58,12 +60,12 @@ class ProgramFcConfig(SettingConfig):
     sample_temperature: float = Field(
         default=0.7, ge=0.0, le=2.0, description="temperature of each program when n > 1"
     )
-    # The HOVER prompt of the code holds 20 demonstrations; LoCal gives its decomposer 20.
-    demos: int = Field(default=20, ge=0, le=20, description="program demonstrations")
-    demo_set: Literal["auto", "hover", "feverous", "general"] = Field(
+    # prompts.py holds 20 HOVER and 12 FEVEROUS examples; verity's own sets are smaller
+    # (10 and 6), and all of a set is sent unless a smaller number is asked for.
+    demos: int = Field(default=20, ge=0, le=20, description="program demonstrations (at most)")
+    demo_set: Literal["auto", "multi-hop", "facts"] = Field(
         default="auto",
-        description="LoCal's built-in demonstrations; auto = the benchmark dataset's own "
-        "set (hover, feverous-s), else the general set",
+        description="verity's built-in demonstrations; auto = facts on FEVEROUS, else multi-hop",
     )
     # program_execution.py, --num_retrieved 5 (k below is the number per search).
     k: int = Field(default=5, ge=1, le=50, description="passages per call in the open setting")
@@ -90,26 +92,24 @@ class ProgramFc(SettingBaseline):
 
     @staticmethod
     def demonstration_ids() -> set[tuple[str, str]]:
-        """Benchmark examples among the demonstrations, to leave out of evaluation."""
-        return agents.demonstration_ids()
+        """Benchmark examples among the demonstrations: none, they are invented claims."""
+        return set()
 
     def use_dataset(self, name: str) -> None:
         """Told by the benchmark harness which dataset it runs: picks the demonstrations."""
         self.dataset = name
 
     @property
-    def demo_set(self) -> str:
+    def demo_set(self) -> DemoSet:
         """The built-in demonstration set in use."""
         if self.config.demo_set != "auto":
             return self.config.demo_set
-        return agents.set_for(self.dataset)
+        name = (self.dataset or "").lower()
+        return "facts" if name.startswith(FACTS_DATASETS) else "multi-hop"
 
     def to_dict(self) -> dict[str, Any]:
         """Configuration for run manifests, with the demonstrations actually chosen."""
         return {**super().to_dict(), "demo_set_used": self.demo_set}
-
-    def _shots(self) -> list[Shot]:
-        return agents.shots(agents.demos(self.demo_set), self.config.demos)
 
     async def check(self, subject: Claim | Article, evidence: Sequence[Evidence] | None) -> Verdict:
         """Sample ``n`` programs (at once unless sequential), execute each, count votes."""
@@ -172,16 +172,20 @@ class ProgramFc(SettingBaseline):
         record: dict[str, Any] = {"sample": index + 1}
         try:
             # The first use reads the demonstrations file: off the event loop.
-            shots = await asyncio.to_thread(self._shots)
-            program, sent = await decompose(
-                self.generator, claim.text, shots, self._params(self.generator, index), log
+            demos = await asyncio.to_thread(demonstrations, self.demo_set)
+            program, text, sent = await generate(
+                self.generator,
+                claim.text,
+                demos[: self.config.demos],
+                self._params(self.generator, index),
+                log,
             )
-            record |= {"demos_sent": sent, "program": program.to_dict()}
+            record |= {"demos_sent": sent, "text": text, "program": program.to_dict()}
             log.milestone(
                 "programfc.program",
-                f"program {index + 1}: {len(program.subtasks)} call(s)",
+                f"program {index + 1}: {len(program.calls)} call(s)",
                 sample=index + 1,
-                calls=len(program.subtasks),
+                calls=len(program.calls),
             )
             steps, found, prediction = await self._execute(program, claim, setting, gold, log)
         except (ModelOutputError, ContextOverflowError) as exc:
@@ -204,30 +208,32 @@ class ProgramFc(SettingBaseline):
         facts: dict[str, bool] = {}
         steps: list[dict[str, Any]] = []
         found: list[Evidence] = []
-        for task in program.subtasks:
-            text = resolve(task.text, answers)
+        for call in program.calls:
+            text = call.resolved(answers)
             passages = await self._evidence(text, claim, setting, gold, log)
             found += passages
             shown = numbered(passages, self.config.max_chars)
-            if task.type == "question":
+            if call.kind == "question":
                 step = handlers.QUESTION if setting != "closed" else handlers.QUESTION_CLOSED
                 reply = await step.arun(self.answerer, log=log, question=text, evidence=shown)
-                answers[task.var] = reply.answer.strip() or "(no answer)"
-                result: str | bool = answers[task.var]
+                # An answer fills later texts: capped, so one reply cannot swell every prompt.
+                answer = reply.answer.strip()[: handlers.MAX_ANSWER_CHARS]
+                answers[call.var] = answer or "(no answer)"
+                result: str | bool = answers[call.var]
             else:
                 check = handlers.VERIFY if setting != "closed" else handlers.VERIFY_CLOSED
                 truth = await check.arun(self.verifier, log=log, statement=text, evidence=shown)
-                facts[task.var] = result = truth.answer
+                facts[call.var] = result = truth.answer
             steps.append(
                 {
-                    "var": task.var,
-                    "call": "Question" if task.type == "question" else "Verify",
+                    "var": call.var,
+                    "call": "Question" if call.kind == "question" else "Verify",
                     "text": text,
                     "answer": result,
                     "evidence": [ev.ref for ev in passages],
                 }
             )
-        return steps, found, program.deduction.evaluate(facts)
+        return steps, found, program.predict.evaluate(facts)
 
     async def _evidence(
         self,
@@ -259,7 +265,7 @@ def explain(records: Sequence[dict[str, Any]], true: int, false: int) -> str:
         if "error" in record:
             lines.append(f"{head}: no prediction ({record['error']})")
             continue
-        lines.append(f"{head}: Predict({record['program']['deduction']}) = {record['prediction']}")
+        lines.append(f"{head}: Predict({record['program']['predict']}) = {record['prediction']}")
         for step in record["steps"]:
             lines.append(f"  {step['var']} = {step['call']}({step['text']!r}) -> {step['answer']}")
     lines.append(f"Votes: {true} true, {false} false.")

@@ -92,6 +92,11 @@ class Teller(Baseline):
 
     name: ClassVar[str] = "teller"
     paper: ClassVar[str] = "Liu et al. 2024, TELLER (Findings of ACL): questions + DNF rules"
+    # What stands in for the published method (see the module docstring and docs/baselines.md).
+    substitute: ClassVar[str] = (
+        "a written rule set in place of TELLER's learned DNF rule weights; a stated "
+        "confidence in place of the probability of 'yes'"
+    )
     accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Claim, Article)
     Config: ClassVar[type[BaselineConfig]] = TellerConfig
     config: TellerConfig
