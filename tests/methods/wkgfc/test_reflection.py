@@ -11,7 +11,9 @@ from verity.domain import Claim, Evidence, Label, Verdict
 from verity.errors import BadInputError
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
+from verity.methods.wkgfc.context import free_tokens
 from verity.methods.wkgfc.reflection import (
+    CRITIC,
     Critique,
     StepCritique,
     Weights,
@@ -19,6 +21,7 @@ from verity.methods.wkgfc.reflection import (
     reward,
     score,
     step_rewards,
+    steps_text,
 )
 from verity.testing import FakeChatModel
 
@@ -146,7 +149,7 @@ def test_weights_parse() -> None:
             Weights.parse(bad)
 
 
-def test_the_critic_sees_steps_cited_evidence_and_judges_each_step() -> None:
+def test_the_critic_sees_steps_and_evidence_and_judges_each_step() -> None:
     step = {"step": 3, "critique": "the web added nothing", "redundant": True}
     answer = {"critique": "good", "error_type": "none", "sufficient": True, "steps": [step]}
     fake = FakeChatModel([json.dumps(answer)])  # a scripted fake: only the prompt is tested
@@ -158,8 +161,8 @@ def test_the_critic_sees_steps_cited_evidence_and_judges_each_step() -> None:
     assert "3. webSearch('Obama wife'): 0 new (nothing new); reason: why webSearch" in prompt
     assert "2. expandKG(Q76): 3 new; reason: why expandKG" in prompt
     assert "5. verdict(SUPPORTED)" in prompt
-    assert f"[1] (toy) {FACT.text}" in prompt
-    # Each cited text is cut to 300 characters (verity's choice), the cut marked.
+    assert f"[1] (toy, cited) {FACT.text}" in prompt
+    # Each text is cut to 300 characters (verity's choice), the cut marked.
     assert "y" * 297 + "..." in prompt and "y" * 298 not in prompt
     assert "Married in 1992." in prompt
     # The justification is read up to 800 characters (verity's choice).
@@ -168,3 +171,67 @@ def test_the_critic_sees_steps_cited_evidence_and_judges_each_step() -> None:
     critique(wordy, "SUPPORTED", ModelClient(fake), CallLog())
     prompt = fake.requests[0][0][-1].content
     assert "j" * 800 in prompt and "j" * 801 not in prompt
+
+
+def test_sufficiency_is_judged_on_everything_retrieved_not_only_on_the_citations() -> None:
+    # 4.4: sufficiency is "whether retrieved information adequately supports or refutes
+    # the claim". The verdict cites one fact; a second fact and a passage were retrieved
+    # but not cited, and the critic must see them too, each once.
+    episode = retrieved_episode()
+    answer = {"critique": "c", "error_type": "none", "sufficient": True, "steps": []}
+    fake = FakeChatModel([json.dumps(answer)])  # a scripted fake: only the prompt is tested
+    critique(episode, "SUPPORTED", ModelClient(fake), CallLog())
+    system, prompt = fake.requests[0][0][0].content, fake.requests[0][0][-1].content
+    assert "the information the episode retrieved" in system
+    assert "whether the verdict cited it or not" in system
+    assert "evidence it cited is enough" not in system
+    block = prompt.split("Evidence retrieved (items the verdict cited are marked):\n")[1]
+    lines = block.split("\n\nJustification given:")[0].splitlines()
+    assert lines == [
+        "<evidence>",
+        f"[1] (kg-local, cited) {FACT.text}",
+        "[2] (graph) Michelle Obama (Q13133) | place of birth (P19) | Chicago (Q1297)",
+        "[3] (web) They married in October 1992.",
+        "</evidence>",
+    ]
+
+
+def test_the_retrieved_list_is_cut_to_fit_the_critic_keeping_the_citations() -> None:
+    episode = retrieved_episode()
+    answer = {"critique": "c", "error_type": "none", "sufficient": True, "steps": []}
+    fake = FakeChatModel([json.dumps(answer)])  # a scripted fake: only the prompt is tested
+    model = ModelClient(fake)
+    big = 10**6
+    inputs = {"claim": episode.subject.text, "gold": "SUPPORTED", "predicted": "SUPPORTED",
+              "steps": steps_text(episode), "justification": "j"}  # fmt: skip
+    room = free_tokens(model, CRITIC, context=big, evidence="", **inputs)
+    assert room is not None
+    # Room for 25 tokens, 4 characters a token without a tokenizer: the cited line (84
+    # characters with its newline, 21 tokens) fits, the next one does not.
+    fake.context_tokens = big - room + 25  # type: ignore[attr-defined]
+    critique(episode, "SUPPORTED", model, CallLog())
+    prompt = fake.requests[0][0][-1].content
+    assert f"<evidence>\n[1] (kg-local, cited) {FACT.text}\n(2 more left out" in prompt
+    assert "(graph)" not in prompt and "October 1992" not in prompt
+
+
+def retrieved_episode() -> Verdict:
+    """An episode that cites one fact and retrieved another fact and a passage (twice)."""
+    facts = [
+        {"subject": "Q76", "subject_label": "Barack Obama", "pid": "P26",
+         "property_label": "spouse", "object": "Q13133", "object_label": "Michelle Obama",
+         "object_kind": "entity", "hop": 1},
+        {"subject": "Q13133", "subject_label": "Michelle Obama", "pid": "P19",
+         "property_label": "place of birth", "object": "Q1297", "object_label": "Chicago",
+         "object_kind": "entity", "hop": 2},
+    ]  # fmt: skip
+    passage = {"ref": "https://example.org/wed", "title": "Wedding", "confidence": 0.9,
+               "source": "web", "text": "They married in October 1992."}  # fmt: skip
+    cited = Evidence(text=FACT.text, source="kg-local", id="Q76|P26|Q13133",
+                     url="https://www.wikidata.org/wiki/Q76")  # fmt: skip
+    trace = {
+        "actions": ACTIONS, "forced_verdict": False, "citations": {"cited": 1, "valid": 1},
+        "subgraph": {"facts": facts}, "web": [{"kept": [passage]}, {"kept": [passage]}],
+    }  # fmt: skip
+    return Verdict(label=Label.SUPPORTED, evidence=(cited,), explanation="j", trace=trace,
+                   method="wkgfc", subject=Claim(text="Obama's wife is Michelle."))  # fmt: skip

@@ -385,8 +385,16 @@ def test_the_step_limit_forces_a_verdict_with_its_own_prompt(graph) -> None:
     assert verdict.trace.actions[-1]["reason"] == "step limit reached"
     steps = [call.step for call in verdict.trace.calls]
     assert steps[-1] == "wkgfc.forced_verdict" and "wkgfc.verdict" not in steps
+    # 5.7: a verdict "based on the existing evidence". Running out of steps changes
+    # neither the labels nor the open world (1, 2.2): no default label for a claim the
+    # evidence leaves open, and a fact the graph lacks still does not refute.
     system = fake.requests[-1][0][0].content
-    assert "ambiguous or supports only part of it, answer REFUTED" in system
+    assert "no more evidence will come" in system
+    assert "SUPPORTED or REFUTED on the balance of that evidence" in system
+    assert "not by itself evidence against the claim" in system
+    assert "answer REFUTED" not in system and "is REFUTED" not in system
+    assert "ambiguous" not in system and "only part" not in system
+    assert fake.requests[-1][2]["properties"]["label"]["enum"] == ["SUPPORTED", "REFUTED"]
 
 
 def test_the_verdict_is_open_world(graph) -> None:
@@ -396,6 +404,7 @@ def test_the_verdict_is_open_world(graph) -> None:
     system = fake.requests[-1][0][0].content
     assert "not by itself evidence against the claim" in system
     assert "is REFUTED" not in system and "answer REFUTED" not in system
+    assert fake.requests[-1][2]["properties"]["label"]["enum"] == ["SUPPORTED", "REFUTED"]
 
 
 def test_a_confidence_over_100_is_clamped_and_recorded(graph) -> None:
@@ -583,35 +592,6 @@ def test_given_evidence_is_read_with_the_first_observation(graph) -> None:
     assert "[W1] (given, confidence 1.00)" in script.seen["Action"][0]
     assert "MARKER near the end." in script.seen["KGVerdict"][0]
     assert "PassageChoice" not in script.seen  # no filter on given evidence
-
-
-def trace(*steps, forced: bool = False) -> dict:
-    """A trace of the named actions after the first observation; "-x" is x refused."""
-    actions = [{"action": "initKGRetrieval", "taken": True}]
-    actions += [{"action": s.lstrip("-"), "taken": not s.startswith("-")} for s in steps]
-    return {"forced_verdict": forced, "actions": actions}
-
-
-def test_error_types_follow_section_5_7_and_may_overlap() -> None:
-    from verity.methods.wkgfc.report import error_rates, error_types
-
-    # Expanded, then searched, then ran out of steps: IK and EM at once.
-    both = trace("expandKG", "webSearch", "expandKG", forced=True)
-    assert error_types(both) == {"insufficient KG", "exceeding max steps"}
-    assert error_types(trace("expandKG", "webSearch", "verdict")) == {"insufficient KG"}
-    assert error_types(trace("verdict")) == {"over-confidence"}
-    # Searched before any expansion, or expanded without searching: neither IK nor OC.
-    assert error_types(trace("webSearch", "expandKG", "verdict")) == {"other"}
-    assert error_types(trace("expandKG", "verdict")) == {"other"}
-    # A refused expansion is no expansion: the search after it is not IK.
-    assert error_types(trace("-expandKG", "webSearch", "verdict")) == {"other"}
-    assert error_types(trace("-expandKG", "verdict")) == {"over-confidence"}
-    rates = error_rates([both, trace("verdict"), trace("expandKG", "webSearch", "verdict"),
-                         trace("expandKG", "verdict")])  # fmt: skip
-    # By hand: IK 2 of 4, EM 1 of 4, OC 1 of 4, other 1 of 4; they sum to 125 %.
-    assert rates == {"insufficient KG": 0.5, "exceeding max steps": 0.25,
-                     "over-confidence": 0.25, "other": 0.25}  # fmt: skip
-    assert error_rates([]) == {}
 
 
 def test_the_gold_setting_keeps_the_graph_and_says_it_is_verity_s_extra(graph, tmp_path) -> None:

@@ -25,7 +25,7 @@ from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
 from verity.methods.wkgfc.prompts import ACT
 from verity.methods.wkgfc.subgraph import Subgraph
-from verity.methods.wkgfc.web import WebResult
+from verity.methods.wkgfc.web import WebResult, passage_key
 
 # The first observation is the environment's answer to a_0 (section 4.1), not a choice.
 FIRST_OBSERVATIONS = ("initKGRetrieval", "givenEvidence")
@@ -150,10 +150,15 @@ async def run_policy(
             )  # fmt: skip
         else:
             query = getattr(act, "query", "").strip() or episode.claim
+            # Only passages no earlier search kept are new: a search that repeats an
+            # earlier one brings nothing (4.4, "redundant retrieval actions").
+            before = {passage_key(e) for r in episode.web for e, _ in r.kept}
             found = await tools.search(query)
+            fresh = len({passage_key(e) for e, _ in found.kept} - before)
             record.update(
                 query=query, observation=found.to_trace(), taken=found.error is None,
-                new=len(found.kept), summary=f"{len(found.kept)} passages kept of {found.found}",
+                new=fresh,
+                summary=f"{len(found.kept)} passages kept of {found.found}, {fresh} new",
             )  # fmt: skip
         episode.actions.append(record)
     episode.forced = True

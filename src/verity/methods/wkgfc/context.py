@@ -2,6 +2,7 @@
 
     room = free_tokens(model, VERDICT, claim=claim, facts="", web=web)
     shown = fit_lines(lines, room, model)          # the longest head of ``lines`` that fits
+    passage = fit_text(text, room, model)          # the longest head of ``text`` that fits
 
 The paper shows the agent the whole subgraph; a list is cut only when the prompt would
 not fit the model's context, from its end (lists come ranked, closest to the claim
@@ -51,3 +52,19 @@ def fit_lines(lines: Sequence[str], room: int | None, model: ModelClient) -> lis
             break
         shown.append(line)
     return shown
+
+
+def fit_text(text: str, room: int | None, model: ModelClient) -> str:
+    """The longest head of ``text`` (to a few characters) whose tokens fit in ``room``."""
+    if room is None or model.count_tokens(text)[0] <= room:
+        return text
+    if room <= 0:
+        return ""
+    low, high = 0, len(text)  # low fits, high does not
+    while high - low > 1:
+        middle = (low + high) // 2
+        if model.count_tokens(text[:middle])[0] <= room:
+            low = middle
+        else:
+            high = middle
+    return text[:low]

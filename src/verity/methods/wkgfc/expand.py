@@ -26,6 +26,13 @@ statements (the graph's own order; ``read`` and ``total`` say how many of how ma
 and the lists shown to the model are cut only to fit its context (``shown``).
 A graph that cannot be reached ends the hop, which still counts; as every read of a hop
 comes before its prunings, such a hop spends no pruning call.
+
+SPARQL queries: 5.6 counts "up to k x N" (one per entity to expand). verity sends each
+template once for the whole beam (its entities in one VALUES list) and reads each kept
+relation once for the whole beam, so a hop is 2 relation queries and at most k reads:
+at most (k + 2) N queries, 24 at k = N = 4 against the paper's 16. A read per relation
+keeps ``limit`` per relation, so a relation with thousands of statements cannot crowd
+out the others; a listing per entity would cost 2k queries a hop instead of 2.
 """
 
 from __future__ import annotations
@@ -211,7 +218,14 @@ def _offer(
         return None
     order = _by_relevance(beam, [r.label or r.pid for _, r in candidates])
     candidates = [candidates[i] for i in order]
-    labels = beam.graph.labels(start)
+    # The subgraph already holds the label of every entity it mentions (a seed's, or the
+    # one a fact came with): the graph is asked only about a beam entity it never saw,
+    # so a hop's queries stay the two templates and the reads (5.6's query count).
+    labels = sub.labels()
+    mentioned = set(sub.entities())
+    unknown = [q for q in start if q not in mentioned]
+    if unknown:
+        labels |= beam.graph.labels(unknown)
     entities = ", ".join(f"{labels.get(q, '?')} ({q})" for q in start)
     lines = [
         _relation_line(i, d, r, unread[(d, r.pid)]) for i, (d, r) in enumerate(candidates, start=1)

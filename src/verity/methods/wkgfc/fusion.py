@@ -9,7 +9,13 @@ subgraph uses or one the graph has for that subject. Then:
   KG, it is skipped"), recorded in the trace only;
 - aligned and new: a web fact, marked with its passage, never stored as a graph fact;
 - a known subject with something unaligned: an annotation on that entity;
-- nothing known: dropped, recorded in the trace.
+- nothing known: dropped, recorded in the trace;
+- a web fact or annotation an earlier passage of the episode already gave: ``already
+  read``, recorded in the trace only, so the augmented graph holds each statement once.
+
+A passage is read as far as the prompts show it (``chars``: a web passage's or a given
+passage's characters), cut further only to fit the extractor's context: the statements
+come from the same text the policy and the judge read.
 
 A web fact for a (subject, property) the graph has values for carries those values, so
 the verdict sees both and neither overrides the other silently. They are shown as what
@@ -33,11 +39,15 @@ from verity.kg.base import KnowledgeGraph, Triple
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
 from verity.llm.step import Step
+from verity.methods.wkgfc.context import fit_text, free_tokens
 from verity.methods.wkgfc.subgraph import Subgraph
 
 # verity's cap on the entities listed for the extractor: a subgraph of N hops at k = 4
 # mentions a few dozen; the cap only guards the prompt against a very wide graph.
 MAX_ENTITIES = 100
+
+# The statuses whose statements the prompts show (the augmented graph's web part).
+SHOWN = ("web fact", "annotation")
 
 
 class Statement(BaseModel):
@@ -90,6 +100,14 @@ class WebFact:
         o = f"{self.object} ({self.object_qid})" if self.object_qid else self.object
         note = f"; graph has: {', '.join(self.graph_values)}" if self.graph_values else ""
         return f"{s} | {p} | {o} [web: {self.passage}{note}]"
+
+    def key(self) -> tuple[str, str, str]:
+        """What makes two statements the same: ids where aligned, else the words."""
+        return (
+            self.subject_qid or self.subject.strip().casefold(),
+            self.pid or self.property.strip().casefold(),
+            self.object_qid or self.object.strip().casefold(),
+        )
 
     def to_trace(self) -> dict[str, Any]:
         """The record kept in the verdict's trace."""
@@ -181,25 +199,33 @@ async def fuse(
     model: ModelClient,
     *,
     per_passage: int,
+    chars: int,
     log: CallLog,
+    context: int | None = None,
+    earlier: Sequence[WebFact] = (),
 ) -> list[WebFact]:
     """Statements from every passage, aligned; one LLM call per passage.
 
     The extractor is told every entity of the current subgraph (up to ``MAX_ENTITIES``,
     seeds first), so that it names them as the graph does. Passages are read at once:
     each call sees one passage and the same entities, alignment only reads the subgraph,
-    and the statements are listed passage by passage in the order given.
+    and the statements are listed passage by passage in the order given. A statement
+    that one of ``earlier`` (or an earlier passage here) already gave is ``already read``.
     """
     names = sub.labels()
     known = [q for q in sub.entities() if q in names][:MAX_ENTITIES]
     entities = ", ".join(f"{names[q]} ({q})" for q in known) or "(none)"
+    room = await asyncio.to_thread(
+        free_tokens, model, EXTRACT_STATEMENTS, context=context, claim=claim,
+        entities=entities, passage="", n=per_passage,
+    )  # fmt: skip
 
     async def read(ev: Evidence) -> list[WebFact]:
+        text = await asyncio.to_thread(fit_text, ev.text[:chars], room, model)
         try:
             found = await EXTRACT_STATEMENTS.arun(
-                model, log=log, claim=claim, entities=entities, passage=ev.text[:800],
-                n=per_passage,
-            )  # fmt: skip
+                model, log=log, claim=claim, entities=entities, passage=text, n=per_passage
+            )
         except ModelOutputError:
             return []
         statements = found.statements[:per_passage]
@@ -209,4 +235,11 @@ async def fuse(
         )
 
     by_passage = await schedule.gather(*(read(ev) for ev in passages))
-    return [fact for facts in by_passage for fact in facts]
+    seen = {f.key() for f in earlier if f.status in SHOWN}
+    facts = [fact for found in by_passage for fact in found]
+    for fact in facts:
+        if fact.status in SHOWN:
+            if fact.key() in seen:
+                fact.status = "already read"
+            seen.add(fact.key())
+    return facts

@@ -49,7 +49,7 @@ from verity.methods.wkgfc.linking import seed_subgraph
 from verity.methods.wkgfc.policyfile import load_policy
 from verity.methods.wkgfc.prompts import ACT, FORCED_VERDICT, POLICY, VERDICT, Mode
 from verity.methods.wkgfc.subgraph import Subgraph
-from verity.methods.wkgfc.web import WebResult, WebSearch, coarse, fine
+from verity.methods.wkgfc.web import WebResult, WebSearch, coarse, fine, passage_key
 from verity.nlp.embed import Encoder, default_encoder
 from verity.nlp.ner import EntityRecognizer
 from verity.sources.base import Source
@@ -195,13 +195,21 @@ class WkgfcMethod(MethodBase):
                         cfg.follow_limit, log, cfg.context_tokens)  # fmt: skip
             return await expand_hop(episode.sub, beam, start)
 
+        read: set[tuple[str, str]] = set()  # passages already turned into statements
+
         async def absorb(found: WebResult) -> WebResult:
             episode.web.append(found)
-            if cfg.fuse_web and graph is not None and found.kept:
+            # A passage an earlier search kept is not read again (4.4: a repeated search
+            # is redundant; it must not add the same statements twice).
+            fresh = {passage_key(e): e for e, _ in found.kept if passage_key(e) not in read}
+            read.update(fresh)
+            if cfg.fuse_web and graph is not None and fresh:
                 web_facts.extend(
                     await fuse(
-                        [e for e, _ in found.kept], claim.text, episode.sub, graph,
-                        self.agents["extractor"], per_passage=cfg.facts_per_passage, log=log,
+                        list(fresh.values()), claim.text, episode.sub, graph,
+                        self.agents["extractor"], per_passage=cfg.facts_per_passage,
+                        chars=self._chars(found), log=log, context=cfg.context_tokens,
+                        earlier=tuple(web_facts),
                     )
                 )  # fmt: skip
             return found
@@ -355,14 +363,17 @@ class WkgfcMethod(MethodBase):
             lines.extend(f"- {inert(line)}" for line in fused)
         return Delimited("\n".join(lines))
 
+    def _chars(self, result: WebResult) -> int:
+        """How much of a result's passages the prompts show."""
+        return self.config.given_chars if result.query == GIVEN else self.config.passage_chars
+
     @staticmethod
     def _passages(episode: Episode) -> list[tuple[Evidence, float, bool]]:
         """Every kept passage once, in the order found: evidence, confidence, given."""
         seen: dict[tuple[str, str], tuple[Evidence, float, bool]] = {}
         for result in episode.web:
             for ev, confidence in result.kept:
-                key = (ev.source, ev.ref or ev.text[:200])
-                seen.setdefault(key, (ev, confidence, result.query == GIVEN))
+                seen.setdefault(passage_key(ev), (ev, confidence, result.query == GIVEN))
         return list(seen.values())
 
     async def _verdict(
@@ -418,7 +429,7 @@ class WkgfcMethod(MethodBase):
                 subgraph=episode.sub.to_trace(),
                 facts_shown=len(shown),
                 facts_cut=episode.cut,
-                web=[w.to_trace() for w in episode.web],
+                web=[w.to_trace(self._chars(w)) for w in episode.web],
                 web_facts=[f.to_trace() for f in web_facts],
                 forced_verdict=episode.forced,
                 cited_facts=judged.cited_facts,

@@ -116,35 +116,39 @@ FILTER_PASSAGES = Step(
 )
 
 # Open world (sections 1 and 2.2): the graph is incomplete, so a fact it lacks is no
-# evidence against the claim. The paper's binary protocol (5.1) only drops claims
-# without verifiable evidence and merges partly correct ones into Refuted; it gives
-# no rule that absence refutes.
+# evidence against the claim. The paper's binary protocol (5.1) is how the datasets'
+# labels were merged (partly correct or ambiguous cases became Refuted); it sets no rule
+# that evidence which is merely incomplete refutes. Both verdict prompts share this rule.
+OPEN_WORLD = (
+    "The graph is incomplete, so a fact it does not hold is not by itself evidence "
+    "against the claim. Graph facts are precise; web passages may be wrong, so weigh "
+    "them and say so when they disagree with the graph."
+)
+
+# The label space of both verdicts is section 3's: Supported or Refuted.
 VERDICT = Step(
     name="wkgfc.verdict",
     instruction=(
         "You are a professional fact-checker. Decide whether the claim is SUPPORTED or "
         "REFUTED on the balance of the evidence: knowledge-graph facts [T<n>] and web "
-        "passages [W<n>]. The graph is incomplete, so a fact it does not hold is not by "
-        "itself evidence against the claim. Graph facts are precise; web passages may be "
-        "wrong, so weigh them and say so when they disagree with the graph. Justify "
-        "citing facts and passages by number."
+        f"passages [W<n>]. {OPEN_WORLD} Justify citing facts and passages by number."
     ),
     template="Claim: {claim}\n\nKnowledge-graph facts:\n{facts}\n\nWeb evidence:\n{web}",
     output=KGVerdict,
 )
 
 # Section 5.7: when the agent has used every step without deciding, a prompt of its own
-# makes it decide on what it has. Its default for a claim the evidence leaves open is
-# the binary protocol's (5.1: ambiguous and partly correct claims count as Refuted).
+# makes it decide "based on the existing evidence". It differs from VERDICT only in
+# saying that no more evidence will come: the labels and the open-world rule are the
+# same, so running out of steps does not tilt a claim towards either label.
 FORCED_VERDICT = Step(
     name="wkgfc.forced_verdict",
     instruction=(
         "You are a professional fact-checker. The evidence search for this claim has used "
-        "all its steps, and a verdict is needed now from the evidence as it stands: "
-        "knowledge-graph facts [T<n>] and web passages [W<n>]. Answer SUPPORTED only when "
-        "the evidence shows the whole claim to be true; when it leaves the claim ambiguous "
-        "or supports only part of it, answer REFUTED. Justify citing facts and passages "
-        "by number."
+        "all its steps and no more evidence will come: decide now, from the evidence as it "
+        "stands (knowledge-graph facts [T<n>] and web passages [W<n>]), whether the claim "
+        f"is SUPPORTED or REFUTED on the balance of that evidence. {OPEN_WORLD} Justify "
+        "citing facts and passages by number."
     ),
     template="Claim: {claim}\n\nKnowledge-graph facts:\n{facts}\n\nWeb evidence:\n{web}",
     output=KGVerdict,

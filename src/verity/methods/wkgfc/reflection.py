@@ -5,9 +5,10 @@
     step_rewards(verdict, "REFUTED", judged, Weights())       # r_t of every step; they sum to it
 
 Once the gold label is known, the critic (role ``critic``) judges the whole episode (a
-critique and the paper's error types), whether the evidence gathered settles the claim
-(the paper's evidence sufficiency), and every step in turn, flagging the retrievals that
-were unnecessary or redundant.
+critique and the paper's error types), whether the information the episode retrieved
+settles the claim either way (the paper's evidence sufficiency: every graph fact and
+passage retrieved, cited by the verdict or not), and every step in turn, flagging the
+retrievals that were unnecessary or redundant.
 
 The composite reward follows the terms the paper names (4.4: correctness, sufficiency,
 efficiency; the introduction adds citation quality); how they are measured and weighted
@@ -16,15 +17,17 @@ is verity's choice:
     reward = 0.6 correctness + 0.15 sufficiency + 0.1 citation + 0.15 efficiency
 
 - correctness: 1 when the verdict matches the gold label, else 0;
-- sufficiency: 1 when the critic judged the evidence sufficient, else 0 (0 when the
-  critique could not be read);
+- sufficiency: 1 when the critic judged the retrieved evidence sufficient to support or
+  refute the claim, else 0 (0 when the critique could not be read); what the verdict
+  cited is the citation term's business, not this one's;
 - citation: the share of the verdict's cited fact and passage numbers that point at
   evidence that exists (``trace.citations``: valid / cited), 0 when nothing is cited;
 - efficiency: 1 - redundant / choices. The choices are the policy's retrieval actions
   (``expandKG``, ``webSearch`` and ``invalid``, a step without a valid action); the first
   observation and the verdict are not choices. A choice is redundant when it brought
-  nothing new (not carried out, nothing new found, or invalid) or when the critic
-  flagged it. With no choices, efficiency is 1.
+  nothing new (not carried out, nothing new found, or invalid; a search finds something
+  new only in passages no earlier search kept) or when the critic flagged it. With no
+  choices, efficiency is 1.
 
 Correctness dominates: the other terms together weigh 0.4 < 0.6, so a wrong episode never
 outscores a right one.
@@ -48,9 +51,12 @@ from pydantic import BaseModel
 
 from verity.domain import Verdict
 from verity.errors import BadInputError
+from verity.kg.base import Triple
+from verity.kg.facts import fact_text
 from verity.llm.calllog import CallLog
 from verity.llm.client import ModelClient
 from verity.llm.step import Step
+from verity.methods.wkgfc.context import fit_lines, free_tokens
 
 ErrorType = Literal[
     "none",
@@ -71,8 +77,9 @@ FIRST_OBSERVATIONS: Final = ("initKGRetrieval", "givenEvidence")
 # redundant retrieval actions"); "invalid" is a step the policy wasted on no valid action.
 CHOICES: Final = ("expandKG", "webSearch", "invalid")
 
-# verity's choices: how much of each cited evidence text and of the justification the
-# critic reads; enough to judge sufficiency, short enough for a small model's context.
+# verity's choices: how much of each retrieved text and of the justification the critic
+# reads; enough to judge sufficiency, short enough for a small model's context. The list
+# of retrieved items is cut only to fit the critic's context, cited items kept longest.
 EVIDENCE_CHARS: Final = 300
 JUSTIFICATION_CHARS: Final = 800
 
@@ -102,14 +109,15 @@ CRITIC = Step(
         "deciding fact was never retrieved), 'premature verdict' (it decided before the "
         "evidence sufficed), 'redundant retrieval' (it fetched what it already had or did "
         "not need), 'mishandled contradiction' (it resolved conflicting graph and web "
-        "evidence wrongly), or 'none'. Say whether the evidence it cited is enough to "
-        "support or refute the claim (sufficient). Then comment on each numbered step "
-        "and mark a retrieval step redundant when it was unnecessary or repeated one "
-        "before it."
+        "evidence wrongly), or 'none'. Say whether the information the episode retrieved "
+        "(all of it, whether the verdict cited it or not) is enough to support or refute "
+        "the claim (sufficient). Then comment on each numbered step and mark a retrieval "
+        "step redundant when it was unnecessary or repeated one before it."
     ),
     template=(
         "Claim: {claim}\nTrue label: {gold}\nAgent's verdict: {predicted}\n\nSteps:\n{steps}"
-        "\n\nEvidence cited:\n{evidence}\n\nJustification given: {justification}"
+        "\n\nEvidence retrieved (items the verdict cited are marked):\n{evidence}"
+        "\n\nJustification given: {justification}"
     ),
     output=Critique,
     trusted=("gold", "predicted"),
@@ -281,24 +289,51 @@ def steps_text(verdict: Verdict) -> str:
     return "\n".join(lines)
 
 
-def evidence_text(verdict: Verdict) -> str:
-    """The cited facts and passages, each cut to `EVIDENCE_CHARS`."""
-    lines = []
-    for i, e in enumerate(verdict.evidence, start=1):
-        text = e.text if len(e.text) <= EVIDENCE_CHARS else e.text[: EVIDENCE_CHARS - 3] + "..."
-        lines.append(f"[{i}] ({e.source}) {text}")
-    return "\n".join(lines) or "(nothing cited)"
+def _cut(text: str) -> str:
+    return text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 3] + "..."
+
+
+def retrieved_lines(verdict: Verdict) -> list[str]:
+    """Every item the episode retrieved, once, each cut to `EVIDENCE_CHARS`.
+
+    The verdict's citations come first, marked, then the graph facts (as the trace holds
+    them) and the passages (as the prompts showed them) it did not cite, in the order
+    found. Sufficiency (4.4) is about what was retrieved, so an uncited fact counts.
+    """
+    trace = verdict.trace.model_dump()
+    cited = {handle for e in verdict.evidence for handle in (e.id, e.ref) if handle}
+    lines = [f"({e.source}, cited) {_cut(e.text)}" for e in verdict.evidence]
+    for f in (trace.get("subgraph") or {}).get("facts", []):
+        if f"{f['subject']}|{f['pid']}|{f['object']}" in cited:
+            continue
+        fact = Triple(
+            f["subject"], f.get("subject_label"), f["pid"], f.get("property_label"),
+            f["object"], f.get("object_label"), f.get("object_kind", "entity"),
+        )  # fmt: skip
+        lines.append(f"(graph) {_cut(fact_text(fact))}")
+    for result in trace.get("web") or []:
+        for kept in result.get("kept", []):
+            ref = kept.get("ref")
+            if ref in cited:
+                continue
+            cited.add(ref)  # each passage once, however many searches kept it
+            text = kept.get("text") or kept.get("title") or ""
+            lines.append(f"({kept.get('source', 'web')}) {_cut(text)}")
+    return [f"[{i}] {line}" for i, line in enumerate(lines, start=1)]
 
 
 def critique(verdict: Verdict, gold: str, model: ModelClient, log: CallLog) -> Critique:
     """The critic's view of an episode."""
-    return CRITIC.run(
-        model,
-        log=log,
-        claim=verdict.subject.text,
-        gold=gold,
-        predicted=verdict.label.value,
-        steps=steps_text(verdict),
-        evidence=evidence_text(verdict),
-        justification=verdict.explanation[:JUSTIFICATION_CHARS],
-    )
+    inputs: dict[str, Any] = {
+        "claim": verdict.subject.text,
+        "gold": gold,
+        "predicted": verdict.label.value,
+        "steps": steps_text(verdict),
+        "justification": verdict.explanation[:JUSTIFICATION_CHARS],
+    }
+    lines = retrieved_lines(verdict)
+    shown = fit_lines(lines, free_tokens(model, CRITIC, evidence="", **inputs), model)
+    evidence = "\n".join(shown) or "(nothing retrieved)"
+    if len(shown) < len(lines):
+        evidence += f"\n({len(lines) - len(shown)} more left out to fit the context)"
+    return CRITIC.run(model, log=log, evidence=evidence, **inputs)

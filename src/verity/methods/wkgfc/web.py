@@ -41,6 +41,11 @@ def bm25_rerank(query: str, passages: Sequence[Evidence]) -> list[Evidence]:
     return [passages[i] for i in order]
 
 
+def passage_key(ev: Evidence) -> tuple[str, str]:
+    """What makes two passages the same: their source and handle (or opening text)."""
+    return (ev.source, ev.ref or ev.text[:200])
+
+
 @dataclass
 class WebResult:
     """What one webSearch action found and kept."""
@@ -52,13 +57,23 @@ class WebResult:
     batches: int = 0  # filter calls: candidates that did not fit one call went to more
     candidates: list[Evidence] = field(default_factory=list, repr=False)  # BM25 order
 
-    def to_trace(self) -> dict[str, Any]:
-        """The record kept in the verdict's trace."""
+    def to_trace(self, chars: int = 0) -> dict[str, Any]:
+        """The record kept in the verdict's trace; with ``chars``, each kept text up to it.
+
+        The verdict's trace keeps the texts as the prompts showed them, so that the critic
+        can judge what was retrieved (4.4); an action's observation keeps only handles.
+        """
+        kept = []
+        for e, c in self.kept:
+            entry: dict[str, Any] = {"ref": e.ref, "title": e.title, "confidence": c}
+            if chars > 0:
+                entry |= {"source": e.source, "text": e.text[:chars]}
+            kept.append(entry)
         record: dict[str, Any] = {
             "query": self.query,
             "found": self.found,
             "filter_calls": self.batches,
-            "kept": [{"ref": e.ref, "title": e.title, "confidence": c} for e, c in self.kept],
+            "kept": kept,
         }
         if self.error:
             record["error"] = self.error
