@@ -65,6 +65,25 @@ def test_same_sample_for_every_method_and_demonstrations_left_out() -> None:
     assert first != [ex.id for ex in select_sample(split, 50, 8, exclude)]
 
 
+def test_every_run_on_a_dataset_scores_the_same_pool_whichever_methods_it_has(
+    tmp_path: Path,
+) -> None:
+    script = answers(lambda claim: "SUPPORTED")
+    baselines, _ = make(tmp_path / "b", script, methods=("direct",), sample=None)
+    with_local, _ = make(tmp_path / "l", script, methods=("local",), sample=None)
+    pool = [ex.id for ex in baselines.sample]
+    assert pool == [ex.id for ex in with_local.sample]
+    # LoCal's demonstration 32472 and 14862, its Marvel / DC sibling, are out of both.
+    assert "32472" not in pool and "14862" not in pool
+    manifest = baselines.manifest
+    assert "feverous-s:32472" in manifest["excluded_demonstrations"]
+    assert all(d.startswith("feverous-s:") for d in manifest["excluded_demonstrations"])
+    near = {row["id"]: row for row in manifest["excluded_near_copies"]}
+    assert "Marvel Comics" in near["14862"]["demonstration"] and near["14862"]["overlap"] >= 0.5
+    left_out = len(manifest["excluded_demonstrations"]) + len(near)
+    assert len(pool) == len(load_dataset("feverous-s").examples) - left_out
+
+
 def test_a_method_is_told_the_dataset_before_the_manifest(tmp_path: Path) -> None:
     # LoCal picks its demonstrations by dataset; the manifest records the set it used.
     run, _ = make(tmp_path, answers(lambda claim: "SUPPORTED"), methods=("local",))
@@ -78,8 +97,11 @@ def test_named_ids_are_the_sample_in_their_order(tmp_path: Path) -> None:
     assert run.manifest["sample"]["ids"] == ["1661", "764"]
     with pytest.raises(BadInputError, match="no example 'nope'"):
         make(tmp_path, answers(lambda claim: "SUPPORTED"), ids=("nope",))
+    # Left out of every run, with LoCal in it or not.
     with pytest.raises(BadInputError, match="'32472' is a demonstration"):
-        make(tmp_path, answers(lambda c: "SUPPORTED"), methods=("local",), ids=("32472",))
+        make(tmp_path, answers(lambda c: "SUPPORTED"), ids=("32472",))
+    with pytest.raises(BadInputError, match="'14862' is a near copy of a demonstration"):
+        make(tmp_path, answers(lambda c: "SUPPORTED"), ids=("1661", "14862"))
 
 
 def test_results_are_stored_reported_and_a_rerun_does_nothing_twice(tmp_path: Path) -> None:

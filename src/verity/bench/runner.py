@@ -13,7 +13,9 @@ poisoned passages first (`verity.sources.poisoned`); a method that does not retr
 them in the statement's text instead (`subject_for`). On the article datasets, ``open``
 with no web source among the configured ones adds the ``bench-news`` stand-in for the
 web (`verity.bench.news_standin`) unless ``web_standin=False``. The sample leaves out every
-example a method was shown as a demonstration, and is the same for every method.
+example any registered method shows as a demonstration, and every near copy of one
+(`verity.bench.holdout`), whichever methods run: every run on a dataset, and every method
+of a run, scores the same pool.
 
 A method may say what is wrong with its setup through ``warnings() -> list[str]``: the run
 collects them (``run.warnings``), announces them when it starts, and stores them in the
@@ -51,6 +53,8 @@ from verity.bench.base import DatasetSplit, Example
 from verity.bench.datasets import data_dir, load_dataset
 from verity.bench.estimate import UsageRecord, record_run
 from verity.bench.heatmap import summarize_actions
+from verity.bench.holdout import NearCopy, holdout_of
+from verity.bench.holdout import excluded_ids as excluded_ids  # for callers of the runner
 from verity.bench.leakage import (
     SETTINGS,
     LeakageSetting,
@@ -127,16 +131,6 @@ Warn = Callable[[str], None]
 PaperFigures = Mapping[str, Mapping[str, float]]
 
 
-def excluded_ids(methods: Sequence[str]) -> set[tuple[str, str]]:
-    """(dataset, id) of every example a method uses as a demonstration."""
-    out: set[tuple[str, str]] = set()
-    for name in methods:
-        ids = getattr(method_class(name), "demonstration_ids", None)
-        if callable(ids):
-            out |= set(ids())
-    return out
-
-
 def select_sample(
     split: DatasetSplit, n: int | None, seed: int, exclude: set[tuple[str, str]]
 ) -> list[Example]:
@@ -148,13 +142,25 @@ def select_sample(
 
 
 def pick_sample(
-    split: DatasetSplit, ids: Sequence[str], exclude: set[tuple[str, str]]
+    split: DatasetSplit,
+    ids: Sequence[str],
+    exclude: set[tuple[str, str]],
+    near: Mapping[str, NearCopy] | None = None,
 ) -> list[Example]:
-    """The examples named by ``ids``; an unknown id or a demonstration is an error."""
+    """The examples named by ``ids``; an unknown id, a demonstration or a near copy is an error.
+
+    The error names the example, so that a rerun of an older run's ids (``BenchConfig.ids``)
+    can leave it out.
+    """
     by_id = {ex.id: ex for ex in split.examples}
     for example_id in ids:
         if example_id not in by_id:
             raise BadInputError(f"{split.name} has no example {example_id!r}")
+        if near and example_id in near:
+            raise BadInputError(
+                f"{split.name} example {example_id!r} is a near copy of a demonstration "
+                f"(word overlap {near[example_id].overlap:.2f}); it cannot be scored"
+            )
         if (split.name, example_id) in exclude:
             raise BadInputError(
                 f"{split.name} example {example_id!r} is a demonstration; it cannot be scored"
@@ -794,14 +800,10 @@ def prepare(
         if not kinds <= set(method.accepts) and not claims_as_articles(method, split):
             kind = next(iter(kinds)).__name__.lower()
             raise BadInputError(f"method {name!r} does not check {kind}s ({config.dataset})")
-    excluded = excluded_ids(config.methods)
-    for method in methods.values():
-        # A method trained on examples (an optimised prompt) names them itself.
-        own = getattr(method, "excluded_ids", None)
-        if callable(own):
-            excluded |= set(own())
+    held = holdout_of(split, methods)
+    excluded = held.ids()
     sample = (
-        pick_sample(split, config.ids, excluded)
+        pick_sample(split, config.ids, excluded, held.near)
         if config.ids is not None
         else select_sample(split, config.sample, config.seed, excluded)
     )
@@ -827,7 +829,8 @@ def prepare(
             "prediction_map": {k.value: v.value for k, v in split.prediction_map.items()},
         },
         "sample": {"n": len(sample), "requested": config.sample, "ids": [ex.id for ex in sample]},
-        "excluded_demonstrations": sorted(f"{d}:{i}" for d, i in excluded),
+        "excluded_demonstrations": sorted(f"{split.name}:{i}" for i in held.demonstrations),
+        "excluded_near_copies": [held.near[i].to_dict() for i in sorted(held.near)],
         "methods": {name: method.to_dict() for name, method in methods.items()},
         "sources": [s.to_dict() for s in given],
         "web_standin": standin.manifest if standin is not None else None,

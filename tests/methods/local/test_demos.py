@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from verity.methods.local import agents
-from verity.methods.local.program import parse_program
+from verity.methods.local.program import Decomposition, ProgramError, Step, parse_program
 
 DATA = Path(os.environ.get("VERITY_DATA_DIR") or "../shared/datasets").resolve()
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"benchmark data not at {DATA}")
@@ -41,6 +42,45 @@ def test_the_instruction_speaks_the_program_format_of_the_demonstrations() -> No
     texts = " ".join(step["text"] for d in demos for step in d["questions"] + d["facts"])
     assert "{q1}" in texts and "{a1}" not in texts
     assert not any("(" in d["deduction"] for d in demos)
+
+
+def _largest_program_accepted() -> int:
+    # Found by asking the parser, not by reading its constant.
+    largest = 0
+    for n in range(1, 31):
+        facts = [f"fact {i}" for i in range(n)]
+        deduction = " and ".join(f"f{i}" for i in range(1, n + 1))
+        answer = Decomposition(facts=[Step(text=f) for f in facts], deduction=deduction)
+        try:
+            parse_program(answer)
+        except ProgramError:
+            break
+        largest = n
+    return largest
+
+
+def test_the_instruction_states_every_rule_the_parser_applies() -> None:
+    text = agents.DECOMPOSE.instruction.lower()
+    # The size cap, whatever the parser's is, and it is the one stated.
+    largest = _largest_program_accepted()
+    assert largest == 10
+    assert f"at most {largest} sub-tasks in all" in text
+    # At least one fact: a program of questions alone is refused.
+    with pytest.raises(ProgramError, match="no fact"):
+        parse_program(Decomposition(questions=[Step(text="Who?")], facts=[], deduction="f1"))
+    assert "at least one fact" in text
+    # The deduction's shape: the example the instruction gives is in the answer format's
+    # pattern and parses, and the instruction names each part of the shape.
+    example = re.search(r"for example: (.+?)\. ", text)
+    assert example is not None
+    pattern = Decomposition.model_json_schema()["properties"]["deduction"]["pattern"]
+    assert re.fullmatch(pattern, example.group(1))
+    parse_program(Decomposition(facts=[Step(text=x) for x in "abc"], deduction=example.group(1)))
+    for rule in ("lower case", "single spaces", "no parentheses", "over the facts only"):
+        assert rule in text
+    # Braces, references and the use of every part.
+    for rule in ("braces hold nothing else", "answer is used", "every fact in it"):
+        assert rule in text
 
 
 @needs_data

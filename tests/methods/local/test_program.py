@@ -131,13 +131,31 @@ def test_a_valid_multi_hop_program_uses_every_part() -> None:
     assert len(parse_program(ten).subtasks) == 10
 
 
-def test_answer_format_keeps_questions_out_of_the_deduction() -> None:
+def test_the_answer_format_asks_the_shape_and_reading_leaves_the_rules_to_the_parser() -> None:
     schema = Decomposition.model_json_schema()
+    # The format a local model's grammar follows: facts only, in the flat shape.
     assert schema["properties"]["deduction"]["pattern"].startswith("^(not )?f")
-    with pytest.raises(ValueError):
-        Decomposition(facts=[Step(text="x")], deduction="q1 and f1")
-    with pytest.raises(ValueError):
-        Decomposition(facts=[], deduction="f1")
+    assert schema["properties"]["facts"]["minItems"] == 1
+    # Reading does not enforce them, so the parser names the broken rule for the
+    # program's repair round (not the client's generic schema repair).
+    read = Decomposition.model_validate_json(
+        '{"questions": [], "facts": [{"text": "x"}], "deduction": "q1 and f1"}'
+    )
+    with pytest.raises(ProgramError, match="the deduction uses q1, but the facts are f1"):
+        parse_program(read)
+    empty = Decomposition.model_validate_json('{"facts": [], "deduction": "f1"}')
+    with pytest.raises(ProgramError, match="no fact to verify"):
+        parse_program(empty)
+    shaped = Decomposition.model_validate_json(
+        '{"facts": [{"text": "x"}, {"text": "y"}], "deduction": "f1 and f2."}'
+    )
+    with pytest.raises(ProgramError, match=r"unexpected '\.'"):
+        parse_program(shaped)
+    # 3.2.1 asks for "a logical expression": one in parentheses or capitals is read.
+    loose = Decomposition.model_validate_json(
+        '{"facts": [{"text": "x"}, {"text": "y"}, {"text": "z"}], "deduction": "(F1 OR f2) and f3"}'
+    )
+    assert str(parse_program(loose).deduction) == "(f1 or f2) and f3"
 
 
 def test_resolve_substitutes_answers_and_leaves_unknown_references() -> None:

@@ -18,26 +18,34 @@ from pydantic import BaseModel, Field, ValidationError
 
 from verity.errors import BadInputError
 from verity.llm.step import Shot, Step
-from verity.methods.local.program import Decomposition, ProgramError, parse_program
+from verity.methods.local.program import (
+    MAX_SUBTASKS,
+    Decomposition,
+    ProgramError,
+    parse_program,
+)
 
 # -- 3.2.1 decomposing agent ---------------------------------------------------------------
 
-# The instruction describes exactly the format `program.parse_program` accepts and the
-# demonstrations use: questions q1.., facts f1.., {qN} references, a deduction over the
-# facts without parentheses.
+# The instruction states every rule `program.parse_program` holds a program to, in the
+# format the demonstrations use: questions q1.., facts f1.., {qN} references, at most
+# MAX_SUBTASKS sub-tasks, at least one fact, and the deduction's shape (the pattern the
+# answer format carries: names joined by lower-case operators, single spaces, no
+# parentheses). A model that breaks one is told which in the repair round.
 DECOMPOSE = Step(
     name="local.decompose",
     instruction=(
-        "You break a claim into simple sub-tasks so that it can be checked one step at a "
-        'time. Write two lists. "questions": one-hop questions, each answered by a short '
-        "phrase such as a name, a place, a date or a number; they are named q1, q2, ... in "
-        'order. "facts": single statements, each simply true or false; they are named f1, '
-        "f2, ... in order. A question may use the answer of an earlier question by writing "
-        "{q1}, {q2}, ...; a fact may use the answer of any question the same way. Braces "
-        "hold nothing else, and every question's answer must be used by a later sub-task. "
-        'Then write the "deduction": a formula over the facts only, with and, or, not and '
-        "no parentheses (and binds tighter than or), which is true exactly when the claim "
-        "is true; every fact appears in it. Answer with JSON only."
+        "You break a claim into simple sub-tasks to check it one step at a time. Write "
+        '"questions": one-hop questions, each answered by a short phrase (a name, place, '
+        'date or number), named q1, q2, ... in order; and "facts": single statements, each '
+        "true or false, named f1, f2, ... in order. Write at least one fact, and at most "
+        f"{MAX_SUBTASKS} sub-tasks in all. A question may use an earlier question's answer "
+        "as {q1}, {q2}, ...; a fact may use any question's answer so. Braces hold nothing "
+        "else, and every question's answer is used by a later sub-task. Then write the "
+        '"deduction", true exactly when the claim is, over the facts only, with every '
+        'fact in it: fact names joined by "and" or "or", each possibly preceded by "not", '
+        'in lower case with single spaces and no parentheses ("and" binds tighter), for '
+        "example: f1 and not f2 or f3. Answer with JSON only."
     ),
     template="Claim: {claim}",
     output=Decomposition,
@@ -216,3 +224,17 @@ def demonstration_ids() -> set[tuple[str, str]]:
         if dataset:
             out |= {(dataset, str(d["id"])) for d in demos(name)}
     return out
+
+
+def claims_of(items: list[dict[str, Any]]) -> set[str]:
+    """The claims of some demonstrations."""
+    return {str(d["claim"]) for d in items}
+
+
+def demonstration_claims() -> set[str]:
+    """The claim of every built-in demonstration, in every set.
+
+    Any set can be chosen on any dataset (``demo_set``), so a benchmark leaves out the
+    near copies of all of them.
+    """
+    return {claim for name in SETS for claim in claims_of(demos(name))}

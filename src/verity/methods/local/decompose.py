@@ -84,7 +84,12 @@ async def decompose(
     if facts:
         # Only the deduction is wrong: ask for it alone, in a format that can name
         # no fact the program lacks; the sub-tasks stay as written.
-        schema = create_model("Deduction", deduction=(str, Field(pattern=deduction_pattern(facts))))
+        # The format, not the reading, holds the pattern: the answer is checked by
+        # `parse_program` below, like every other program.
+        shape = deduction_pattern(facts)
+        schema = create_model(
+            "Deduction", deduction=(str, Field(json_schema_extra={"pattern": shape}))
+        )
         fixed = await model.achat(
             repair, step="local.decompose.repair", schema=schema, params=params, log=log
         )

@@ -118,7 +118,9 @@ class LocalMethod(MethodBase):
     paper: ClassVar[str] = "LoCal: Logical and Causal Fact-Checking with LLM based Multi-Agents"
     accepts: ClassVar[tuple[type[Claim] | type[Article], ...]] = (Claim,)
     # The paper's ablations (section 5.2, Table 2), as ``local/NAME``. Each keeps the
-    # iteration budget ("up to 3 iterations", 5.2); see `updater.py` for how they count.
+    # iteration budget ("up to 3 iterations", 5.2). no-logical and no-counterfactual: the
+    # remaining evaluator's acceptance is final, its rejection counts not v; no-eval: every
+    # solution counts its own v (`iterations_rule`, `updater.py`).
     variants: ClassVar[dict[str, dict[str, Any]]] = {
         "no-eval": {"logical_eval": False, "counterfactual_eval": False},
         "no-logical": {"logical_eval": False},
@@ -141,9 +143,18 @@ class LocalMethod(MethodBase):
         """Benchmark examples used as built-in demonstrations, to leave out of evaluation."""
         return agents.demonstration_ids()
 
+    @staticmethod
+    def demonstration_claims() -> set[str]:
+        """The built-in demonstrations' claims: a benchmark leaves out their near copies."""
+        return agents.demonstration_claims()
+
     def excluded_ids(self) -> set[tuple[str, str]]:
         """Examples of a demonstrations file, to leave out of evaluation too."""
         return agents.ids_of(self._file_demos) if self._file_demos else set()
+
+    def excluded_claims(self) -> set[str]:
+        """The claims of a demonstrations file, whose near copies are left out too."""
+        return agents.claims_of(self._file_demos) if self._file_demos else set()
 
     def use_dataset(self, name: str) -> None:
         """Told by the benchmark harness which dataset it runs: picks the demonstrations."""
@@ -166,17 +177,11 @@ class LocalMethod(MethodBase):
     def to_dict(self) -> dict[str, Any]:
         """Configuration for run manifests."""
         cfg = self.config
-        evaluators = int(cfg.logical_eval) + int(cfg.counterfactual_eval)
-        rule = (
-            f"majority of {cfg.max_iterations} resampled solutions, no evaluators (5.2)"
-            if evaluators == 0
-            else "Algorithm 1: both evaluators accept -> final; else #POS/#NEG, tie False"
-        )
         return {
             "method": self.name,
             **cfg.model_dump(),
             "demo_set_used": self.demo_set,
-            "iterations_rule": rule,
+            "iterations_rule": iterations_rule(cfg),
             "models": self.models.to_dict(),
             "sources": [s.to_dict() for s in self.sources],
         }
@@ -403,8 +408,9 @@ class LocalMethod(MethodBase):
     async def _judge(self, claim: Claim, solution: Solution, log: CallLog) -> Judged:
         """The evaluating agents (3.2.4) on d, which holds neither the deduction nor v.
 
-        Both at once: each sees d and v only (Algorithm 1 computes p_l and p_c side by
-        side, and the updater reads both). Each fills its own fields of the result.
+        Both at once (Algorithm 1 computes p_l and p_c side by side, and the updater reads
+        both). Each sees the claim and d; the logical agent nothing of v, the
+        counterfactual agent not v as the verdict to assume. Each fills its own fields.
         """
         d = summary(solution.results)
         judged = Judged()
@@ -435,6 +441,33 @@ class LocalMethod(MethodBase):
         ]
         await settle(*asked)
         return judged
+
+
+def iterations_rule(cfg: LocalConfig) -> str:
+    """How the run's evaluators turn solutions into a label, as `ConfidenceUpdater` counts.
+
+    Algorithm 1 with both evaluators; the 5.2 ablations keep its budget: one evaluator's
+    acceptance is final and its rejection counts not v; with none, every solution counts
+    its own v. After the budget, #POS > #NEG gives True, else False, in every variant.
+    """
+    end = (
+        f"after {cfg.max_iterations} iteration(s): #POS > #NEG -> True, else False (a tie is False)"
+    )
+    if cfg.logical_eval and cfg.counterfactual_eval:
+        return (
+            "Algorithm 1: both evaluators accept -> v final (confidence 1); "
+            f"one accepts -> count v; none accepts -> count not v; {end}"
+        )
+    if cfg.logical_eval or cfg.counterfactual_eval:
+        which = "logical" if cfg.logical_eval else "counterfactual"
+        return (
+            f"{which} evaluator alone (5.2): it accepts -> v final (confidence 1); "
+            f"it rejects -> count not v; {end}"
+        )
+    return (
+        f"majority of {cfg.max_iterations} resampled solutions, no evaluators (5.2): "
+        f"each counts its own v, none is final; {end}"
+    )
 
 
 async def settle(*steps: Awaitable[T]) -> list[T]:

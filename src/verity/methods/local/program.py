@@ -26,6 +26,8 @@ from pydantic import BaseModel, Field
 
 from verity.errors import ModelOutputError
 
+# Verity's cap on a program's size; the paper sets none (3.2.1). Ten covers a 4-hop HoVer
+# claim with room to spare (the built-in demonstrations use at most 7).
 MAX_SUBTASKS = 10
 _REFERENCE = re.compile(r"\{(q[1-9][0-9]*)\}")
 # Any brace pair, or a brace left alone: each must be a valid reference.
@@ -38,8 +40,10 @@ class ProgramError(ModelOutputError):
 
 
 # A deduction in disjunctive form needs no parentheses (and binds tighter than or), so
-# the answer format asks for that shape; a local model's grammar then cannot leave it.
-# The parser below still accepts parentheses.
+# the answer format asks for that shape, and a local model's grammar cannot leave it. It
+# is not enforced when the answer is read: 3.2.1 asks for "a logical expression", and
+# the parser below reads any well-formed one (parentheses, capitals, extra spaces); a
+# deduction it cannot read goes to the program's repair round, which names the fault.
 def _deduction_shape(name: str) -> str:
     return f"^(not )?{name}( (and|or) (not )?{name})*$"
 
@@ -70,8 +74,10 @@ class Decomposition(BaseModel):
     """
 
     questions: list[Step] = Field(default_factory=list)
-    facts: list[Step] = Field(min_length=1)
-    deduction: str = Field(pattern=DEDUCTION_PATTERN)
+    # Both rules are in the answer format only; `parse_program` enforces them, so that a
+    # breach reaches the program's repair round with the rule named.
+    facts: list[Step] = Field(json_schema_extra={"minItems": 1})
+    deduction: str = Field(json_schema_extra={"pattern": DEDUCTION_PATTERN})
 
 
 @dataclass(frozen=True)
