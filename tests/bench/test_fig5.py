@@ -203,13 +203,15 @@ def test_loads_without_the_data_folder(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setenv("VERITY_DATA_DIR", str(tmp_path / "missing"))
     split = load_dataset("toe-fig5")
     assert split.name == "toe-fig5" and len(split.examples) == 30
-    assert split.labels == (
-        Label.SUPPORTED, Label.REFUTED, Label.CONFLICTING, Label.NOT_ENOUGH_INFO,
-    )  # fmt: skip
+    # ToE §IV-A: three classes, true, false and uncertain.
+    assert split.labels == (Label.SUPPORTED, Label.REFUTED, Label.NOT_ENOUGH_INFO)
     assert split.files == (DATA_FILE.resolve(),)
     lines = shipped()
     for example, line in zip(split.examples, lines, strict=True):
-        assert example.id == line["id"] and example.label.value == line["label"]
+        # Each claim keeps its source's label; a half-true one is scored as uncertain.
+        assert example.id == line["id"] and example.meta["label"] == line["label"]
+        scored = "NOT_ENOUGH_INFO" if line["label"] == "CONFLICTING" else line["label"]
+        assert example.label.value == scored
         assert isinstance(example.subject, Claim) and example.subject.text == line["claim"]
         assert example.meta["category"] == line["category"]
         assert example.meta["provenance"] == line["provenance"]
@@ -225,3 +227,61 @@ def test_a_damaged_file_names_its_line(tmp_path: Path) -> None:
     bad.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
     with pytest.raises(DatasetError, match=r"line 4: unknown category 'sports'"):
         load_toe_fig5(bad)
+
+
+def test_an_uncertain_verdict_is_right_on_all_six_uncertain_claims(tmp_path: Path) -> None:
+    from verity.bench.runner import BenchConfig, prepare
+    from verity.domain import Verdict
+    from verity.llm.client import ModelClient
+    from verity.llm.spec import ModelSet
+    from verity.methods.toe.method import ToeMethod
+    from verity.testing import FakeChatModel
+
+    split = load_toe_fig5()
+    uncertain = [e for e in split.examples if e.meta["label"] in ("CONFLICTING", "NOT_ENOUGH_INFO")]
+    assert len(uncertain) == 6 and {e.meta["label"] for e in uncertain} == {
+        "CONFLICTING",
+        "NOT_ENOUGH_INFO",
+    }
+    # The label ToE gives a root veracity in [0.4, 0.6] on this set (§IV-A: "Uncertain").
+    toe = ToeMethod(models=ModelSet(ModelClient(FakeChatModel(lambda m, s: "{}"))))
+    toe.use_dataset("toe-fig5")
+    said = toe.uncertain_label
+
+    class UncertainOnUncertain:
+        """A fake method: ToE's uncertain label on the uncertain claims, the gold elsewhere."""
+
+        accepts = (Claim,)
+
+        def __init__(self) -> None:
+            self.gold = {e.id: e.label for e in split.examples}
+            self.meant = {e.id: e in uncertain for e in split.examples}
+
+        def verify(self, subject, *, evidence=None):  # type: ignore[no-untyped-def]
+            key = next(e.id for e in split.examples if e.subject == subject)
+            label = said if self.meant[key] else self.gold[key]
+            return Verdict(label=label, method="toe", subject=subject)
+
+        async def averify(self, subject, *, evidence=None):  # type: ignore[no-untyped-def]
+            return self.verify(subject)
+
+        def to_dict(self) -> dict[str, str]:
+            return {"name": "uncertain-on-uncertain"}
+
+    for answer in (toe.uncertain_label, Label.CONFLICTING, Label.NOT_ENOUGH_INFO):
+        said = answer  # ToE's own, and either uncertain label: the one uncertain class
+        out = tmp_path / answer.value
+        config = BenchConfig(
+            dataset="toe-fig5", methods=("direct",), out=out, setting="closed", sample=None
+        )
+        run = prepare(
+            config, load=load_dataset, build=lambda name, sources: UncertainOnUncertain(),
+            sources=lambda split: [],
+        )  # fmt: skip
+        try:
+            results = run.run()
+        finally:
+            run.close()
+        metrics = results["direct"].metrics
+        assert metrics.n == 30 and metrics.accuracy == 1.0, answer
+        assert metrics.per_class[Label.NOT_ENOUGH_INFO].recall == 1.0

@@ -465,3 +465,33 @@ def test_names_with_dollar_signs_are_drawn_as_text(tmp_path: Path) -> None:
     for name in os.listdir(tmp_path):
         if name.endswith(".png"):
             assert imread(tmp_path / name).shape[0] >= 300, name
+
+
+def test_the_header_names_a_variant_and_the_weights_a_method_ran(tmp_path: Path) -> None:
+    manifest = MANIFEST | {
+        "methods": {
+            "direct": {"model": "local", "variant_kind": "paper"},
+            "local": {
+                "variant_kind": "untrained: heuristic policy, LLM-judge scoring, rule aggregation",
+                "weights_used": {
+                    "policy": {"path": "runs/w/policy.pt", "sha256": "ab12", "train_ids": 3},
+                    "aggnet": {"path": "runs/w/aggnet.pt", "sha256": "cd34", "train_ids": 3},
+                },
+            },
+        }
+    }
+    write_report(
+        tmp_path, dataset="feverous-s", setting="gold", results=make_results(), manifest=manifest
+    )
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    header = text.split("\n\n")[1].splitlines()
+    assert (
+        "| variant | local: untrained: heuristic policy, LLM-judge scoring, rule aggregation |"
+        in header
+    )
+    assert (
+        "| weights | local: policy runs/w/policy.pt (sha256 ab12); "
+        "aggnet runs/w/aggnet.pt (sha256 cd34) |" in header
+    )
+    # The paper's own method, and a method without weights, add no row.
+    assert not any(line.startswith(("| variant | direct", "| weights | direct")) for line in header)

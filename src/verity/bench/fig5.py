@@ -30,8 +30,14 @@ Rules, one pool per category, each claim's label mapped to true / false / uncert
   word (`HISTORY_WORDS`, `HISTORY_NAMES`) or a year before 1950; the rest is other.
 
 In each pool `random.Random(seed)` draws 2 true, 2 false, then 1 uncertain claim (file
-order before the draw). True is SUPPORTED and false REFUTED; uncertain is CONFLICTING for
-LIAR's half-true and NOT_ENOUGH_INFO elsewhere (ToE's verdict reads both as "uncertain").
+order before the draw). True is SUPPORTED and false REFUTED; in the file, uncertain keeps
+its source's label: CONFLICTING for LIAR's half-true, NOT_ENOUGH_INFO elsewhere.
+
+Scored, the set has the paper's three classes (§IV-A: true, false, uncertain; §IV-B: "two
+true, two false, and one uncertain"): every uncertain claim's gold label is `UNCERTAIN`
+(its source's label stays in ``meta["label"]``), and a verdict of either uncertain label
+counts as uncertain, so an uncertain verdict is right on all six uncertain claims, ToE's
+(§IV-A: 0.4 <= v <= 0.6) and any other method's.
 """
 
 from __future__ import annotations
@@ -60,7 +66,12 @@ CATEGORIES = ("political", "scientific", "health", "historical", "celebrity", "o
 DRAWS = (("true", 2), ("false", 2), ("uncertain", 1))
 SEED = 0
 DATA_FILE = Path(__file__).parent / "data" / "toe_fig5.jsonl"
-SPACE = (Label.SUPPORTED, Label.REFUTED, Label.CONFLICTING, Label.NOT_ENOUGH_INFO)
+# §IV-A: one three-way verdict, true / false / uncertain. Uncertain is one class here; the
+# label naming it is NOT_ENOUGH_INFO (five of the six sources' own), and CONFLICTING, LIAR's
+# half-true, is read as the same class.
+UNCERTAIN = Label.NOT_ENOUGH_INFO
+SPACE = (Label.SUPPORTED, Label.REFUTED, UNCERTAIN)
+AS_UNCERTAIN = {Label.CONFLICTING: UNCERTAIN}
 
 # LIAR subjects (column 4 of test.tsv) that make a statement a health or science claim
 # rather than a political one; compared in lower case ("Alcohol" is capitalised there).
@@ -318,7 +329,8 @@ def load_toe_fig5(path: Path | None = None) -> DatasetSplit:
             category = str_field(obj, "category")
             if category not in CATEGORIES:
                 raise ValueError(f"unknown category {category!r}")
-            label = Label(str_field(obj, "label"))
+            source_label = Label(str_field(obj, "label"))
+            label = AS_UNCERTAIN.get(source_label, source_label)
             provenance = obj["provenance"]
             if not isinstance(provenance, dict):
                 raise TypeError("field 'provenance' must be an object")
@@ -330,7 +342,11 @@ def load_toe_fig5(path: Path | None = None) -> DatasetSplit:
                         speaker=str_field(obj, "speaker", optional=True) or None,
                     ),
                     label=label,
-                    meta={"label": label.value, "category": category, "provenance": provenance},
+                    meta={
+                        "label": source_label.value,
+                        "category": category,
+                        "provenance": provenance,
+                    },
                 )
             )
     per_category = Counter(e.meta["category"] for e in examples)
@@ -340,12 +356,18 @@ def load_toe_fig5(path: Path | None = None) -> DatasetSplit:
         title="ToE Fig. 5 set, drawn from the shared datasets",
         examples=examples,
         labels=SPACE,
-        label_map={label.value: label.value for label in SPACE},
+        label_map={
+            Label.CONFLICTING.value: UNCERTAIN.value,
+            **{label.value: label.value for label in SPACE},
+        },
+        prediction_map=AS_UNCERTAIN,
         paper="ToE §IV-B / Fig. 5: 6 categories x (2 true, 2 false, 1 uncertain); the "
         "paper's hand-collected claims are not public, these are drawn by written rules",
         notes=[
             "Per category: " + ", ".join(f"{c} {per_category[c]}" for c in CATEGORIES) + ".",
-            "Uncertain is CONFLICTING for LIAR's half-true and NOT_ENOUGH_INFO elsewhere.",
+            "Three classes (ToE §IV-A): uncertain is one class, NOT_ENOUGH_INFO; LIAR's "
+            "half-true (CONFLICTING in the file) is scored as it, and so is a CONFLICTING "
+            "verdict.",
         ],
     )
 

@@ -363,6 +363,7 @@ def _markdown(
         *_standin_rows(manifest.get("web_standin")),
         *_substitution_rows(manifest.get("substitutions")),
         *_variant_rows(manifest.get("methods")),
+        *_weights_rows(manifest.get("methods")),
         "",
         "Scores in percent; macro-F1 with its bootstrap 95% interval"
         + ("; a paper column gives the figure the method's paper reports" if papers else "")
@@ -482,9 +483,9 @@ def _group_rows(results: Mapping[str, MethodResult]) -> list[str]:
 def _variant_rows(methods: Any) -> list[str]:
     """A row per method whose configuration says it is not the paper's method as run.
 
-    A method may say so in ``variant_kind`` (ToE: a Table III ablation, or a component
-    variant of verity's that the paper never ran), so that no reader takes it for the
-    paper's own ablation.
+    A method may say so in ``variant_kind`` (ToE: untrained or partly trained, a Table III
+    ablation, or a component variant of verity's that the paper never ran; a baseline: a
+    substitution), so that no reader takes it for the paper's own method or ablation.
     """
     if not isinstance(methods, Mapping):
         return []
@@ -493,6 +494,29 @@ def _variant_rows(methods: Any) -> list[str]:
         for name, config in methods.items()
         if isinstance(config, Mapping) and config.get("variant_kind", "paper") != "paper"
     ]
+
+
+def _weights_rows(methods: Any) -> list[str]:
+    """A row per method that ran trained weights: each part's file and content hash.
+
+    A method that loads weights lists them in ``weights_used`` (part -> path, sha256), so
+    that a reader knows which weights gave the numbers and can check the files.
+    """
+    if not isinstance(methods, Mapping):
+        return []
+    out = []
+    for name, config in methods.items():
+        used = config.get("weights_used") if isinstance(config, Mapping) else None
+        if not isinstance(used, Mapping) or not used:
+            continue
+        parts = [
+            f"{part} {_text(info.get('path'))} (sha256 {_text(info.get('sha256'))})"
+            for part, info in used.items()
+            if isinstance(info, Mapping)
+        ]
+        if parts:
+            out.append(f"| weights | {_cell(str(name))}: {_cell('; '.join(parts))} |")
+    return out
 
 
 def _substitution_rows(substitutions: Any) -> list[str]:

@@ -101,6 +101,7 @@ class VerdictView:
     subject: str
     subject_href: str | None
     method: str
+    variant: str  # what ran when it is not the paper's method ('' when it is)
     label: str
     tone: str
     confidence: str
@@ -127,11 +128,14 @@ def verdict_view(record: Mapping[str, Any]) -> VerdictView:
     label = text(raw, 40) if isinstance(raw, str) and raw else "UNKNOWN"
     confidence = fraction(record.get("confidence"))
     reader = _READERS.get(method.partition("/")[0])
+    # A method whose run is not its paper's (untrained, an ablation) says so in the trace.
+    variant = text(trace.get("variant_kind"), 200)
     return VerdictView(
         kind=kind,
         subject=subject,
         subject_href=subject_href,
         method=method,
+        variant="" if variant == "paper" else variant,
         label=label,
         tone=_TONES.get(label, "unsure"),
         confidence="n/a" if confidence is None else f"{confidence:.2f}",

@@ -7,6 +7,7 @@ next, what the episode may do, what the trace and the verdict say.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -237,7 +238,18 @@ def test_table_three_ablation_masks_its_group() -> None:
         .to_dict()["variant_kind"]
         .startswith("component variant")
     )
-    assert _toe(Script(lambda _: (0.5, 0.5))).to_dict()["variant_kind"] == "paper"
+    # Untrained, the default settings are not the paper's method: the three stand-ins are
+    # named (§III-B's policy, §III-C's network, §III-D's aggregation network are trained).
+    assert _toe(Script(lambda _: (0.5, 0.5))).to_dict()["variant_kind"] == (
+        "untrained: heuristic policy, LLM-judge scoring, rule aggregation"
+    )
+
+
+def test_an_untrained_verdict_names_what_ran() -> None:
+    verdict = _toe(Script(lambda _: (0.1, 0.9))).verify(CLAIM)
+    named = "untrained: heuristic policy, LLM-judge scoring, rule aggregation"
+    assert _trace(verdict)["variant_kind"] == named
+    assert verdict.explanation.endswith(f"Run as: {named}.")
 
 
 def test_trace_records_the_tree_and_the_markdown_escapes_model_text() -> None:
@@ -296,6 +308,31 @@ def test_trained_weights_replace_the_judge_and_the_heuristic(tmp_path: Path) -> 
         _toe(script, name="toe/llm-eval", weights=str(tmp_path)).components()["evaluator"]
         == "llm-judge"
     )
+
+
+def test_only_three_trained_networks_make_the_papers_method(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    weights.save(EvalNet(), tmp_path, "evalnet", {"train_ids": ["liar-train:1"]})
+    partly = _toe(Script(lambda _: (0.5, 0.5)), weights=str(tmp_path))
+    assert partly.variant_kind() == (
+        "partly trained: heuristic policy, rule aggregation in place of the network"
+    )
+    _save_all(tmp_path)
+    method = _toe(Script(lambda _: (0.5, 0.5)), weights=str(tmp_path))
+    config = method.to_dict()
+    assert config["variant_kind"] == "paper"
+    for part in ("evalnet", "policy", "aggnet"):
+        file = tmp_path / f"{part}.pt"
+        assert config["weights_used"][part] == {
+            "path": str(file),
+            "sha256": hashlib.sha256(file.read_bytes()).hexdigest(),
+            "train_ids": 2,
+        }
+    verdict = method.verify(CLAIM)
+    assert _trace(verdict)["variant_kind"] == "paper" and "Run as" not in verdict.explanation
+    # A trained Table III ablation is the paper's ablation, nothing more.
+    masked = _toe(Script(lambda _: (0.5, 0.5)), name="toe/no-arxiv", weights=str(tmp_path))
+    assert masked.variant_kind() == "paper ablation (Table III, tools masked on the same policy)"
 
 
 def test_a_tampered_weights_file_is_refused(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
     aggregate_tree(tree, net=None)            # the rule (§III-D)
     aggregate_tree(tree, net=aggnet)          # the aggregation network (Fig. 4)
-    rows = tree_rows(tree)                    # the network's input, rule targets included
+    rows = tree_rows(tree, self_weight=0.0)   # the network's input, rule targets included
 
 A leaf, or a node none of whose children is evaluated yet, keeps its self scores. A node
 with evaluated children takes the rule's aggregate of their aggregated scores, or the
@@ -45,17 +45,19 @@ def aggregate_tree(tree: Tree, net: AggNet | None = None, self_weight: float = 0
         node.aggregated_by = "rule"
     if net is None:
         return
-    rows, index = tree_rows(tree)
+    rows, index = tree_rows(tree, self_weight)
     for row_id, (v, r) in apply(net, rows).items():
         node = index[row_id]
         node.v, node.r, node.aggregated_by = v, r, "network"
 
 
-def tree_rows(tree: Tree) -> tuple[list[TreeRow], dict[int, Node]]:
+def tree_rows(tree: Tree, self_weight: float = 0.0) -> tuple[list[TreeRow], dict[int, Node]]:
     """The evaluated nodes as the network's rows (root first), with the rule's aggregates.
 
     Each row shows the node's self scores; the network swaps in a child's aggregate
-    when the child enters its parent. The rule's (v, r) rides along as Eq. 8's target.
+    when the child enters its parent. The rule's (v, r) rides along as Eq. 8's target:
+    the rule the tree was aggregated with, ``self_weight`` included, so that the network
+    imitates what the rule did (§III-D: the rule is "a source of soft supervision").
     """
     nodes = [n for n in tree.walk() if n.status == "evaluated"]
     position = {id(n): i for i, n in enumerate(nodes)}
@@ -76,6 +78,6 @@ def tree_rows(tree: Tree) -> tuple[list[TreeRow], dict[int, Node]]:
             expanded=node.expanded,
         )
         parent = position[id(node.parent)] if node.parent is not None else None
-        rule = rule_scores(node) if evaluated else None
+        rule = rule_scores(node, self_weight) if evaluated else None
         rows.append(TreeRow(features=features, parent=parent, rule=rule))
     return rows, dict(enumerate(nodes))

@@ -26,6 +26,8 @@ COMPONENT_VARIANTS: dict[str, dict[str, Any]] = {
     "rule-agg": {"aggregation": "rule"},
     "llm-eval": {"evaluator": "llm-judge"},
     "root-only": {"max_depth": 1},
+    # The evaluation network's 20 slots a statement each rather than a document each.
+    "snippet-slots": {"evidence_slots": "snippet"},
     # A small preset for the embedded model: three iterations, four documents per node
     # from two searches (so that two tools are tried), no cleaning pass, one level of
     # sub-claims.
@@ -57,6 +59,11 @@ class ToeConfig(MethodConfig):
     )
     aggregation: Literal["auto", "network", "rule"] = Field(
         default="auto", description="auto: the aggregation network when weights hold one"
+    )
+    # §III-C: a 20 x 8 evidence matrix, with at most 10 documents a node (§IV-A).
+    evidence_slots: Literal["document", "snippet"] = Field(
+        default="document",
+        description="a slot per document (§III-C's E_i) or per kept statement (spec 6)",
     )
     # At most 10 is verity's bound: ten times a child's full weight.
     self_weight: float = Field(

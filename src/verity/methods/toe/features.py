@@ -2,6 +2,7 @@
 
     vec = claim_vector(features)                       # 12 numbers (evaluation network)
     row = evidence_row(item)                           # 8 numbers per evidence item
+    rows = evidence_rows(items, "snippet")             # a row per kept statement
     s = retrieval_state(features, episode, belief_r)   # 29 numbers (retrieval policy)
     f = node_row(...)                                  # 16 numbers (aggregation network)
 
@@ -154,6 +155,22 @@ def evidence_row(item: EvidenceItem) -> list[float]:
     """An item's 8 numbers (§III-C): stance -1/0/1, source group 5, relevance, credibility."""
     stance = {"support": 1.0, "refute": -1.0, "neutral": 0.0}[item.stance]
     return [stance, *_one_hot(GROUP_OF[item.tool], GROUPS), item.relevance, item.credibility]
+
+
+# How the 20 slots of §III-C are filled: a row per document (the analysis LLM's E_i, the
+# default) or a row per statement the cleaning step kept, each with its document's
+# attributes (spec 6: the 20 slots against at most 10 documents suggest snippets).
+SlotMode = Literal["document", "snippet"]
+
+
+def evidence_rows(items: Sequence[EvidenceItem], slots: SlotMode = "document") -> list[list[float]]:
+    """The evaluation network's rows for a node's evidence, one per document or per snippet.
+
+    A document with no kept statement is one row in either mode.
+    """
+    if slots == "document":
+        return [evidence_row(item) for item in items]
+    return [evidence_row(item) for item in items for _ in range(max(1, len(item.statements)))]
 
 
 def node_row(

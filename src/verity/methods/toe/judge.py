@@ -22,8 +22,9 @@ from verity.methods.toe.evalnet import EvalNet, score
 from verity.methods.toe.features import (
     ClaimFeatures,
     EvidenceItem,
+    SlotMode,
     claim_vector,
-    evidence_row,
+    evidence_rows,
 )
 from verity.methods.toe.prompts import JUDGE
 from verity.methods.toe.reward import Belief
@@ -58,18 +59,25 @@ def evidence_text(items: Sequence[EvidenceItem]) -> str:
 class NodeEvaluator:
     """Scores nodes with the network or the judge."""
 
-    def __init__(self, kind: EvaluatorKind, judge: ModelClient, net: EvalNet | None) -> None:
+    def __init__(
+        self,
+        kind: EvaluatorKind,
+        judge: ModelClient,
+        net: EvalNet | None,
+        slots: SlotMode = "document",
+    ) -> None:
         if kind == "network" and net is None:
             raise ValueError("the network evaluator needs trained weights")
         self.kind = kind
         self.judge = judge
         self.net = net
+        self.slots: SlotMode = slots
 
     def belief(self, features: ClaimFeatures, items: Sequence[EvidenceItem]) -> Belief | None:
         """(v, r) of this evidence by the network; None when the judge evaluates."""
         if self.net is None or self.kind != "network":
             return None
-        v, r = score(self.net, claim_vector(features), [evidence_row(i) for i in items])
+        v, r = score(self.net, claim_vector(features), evidence_rows(items, self.slots))
         return Belief(v, r)
 
     async def judged(self, node: Node, log: CallLog) -> Belief:

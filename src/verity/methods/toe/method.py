@@ -43,6 +43,14 @@ from verity.methods.toe.tree import Node, Thresholds, verdict_band
 from verity.sources.base import Source
 
 ROLES = ("analyst", "evidence_analyst", "judge", "decomposer")
+# What stands in for each network when its weights are absent, in the order a report
+# names them: the policy (§III-B), the evaluation network (§III-C), the aggregation
+# network (§III-D).
+STAND_INS = {
+    "policy": "heuristic policy",
+    "evaluator": "LLM-judge scoring",
+    "aggregation": "rule aggregation",
+}
 
 
 class ToeMethod(MethodBase):
@@ -84,6 +92,12 @@ class ToeMethod(MethodBase):
                 )
             return None
         net, manifest = stored.load(cls, folder, part)
+        slots = manifest.get("evidence_slots", "document")
+        if part == "evalnet" and slots != self.config.evidence_slots:
+            raise ConfigError(
+                f"toe: the evaluation network in {folder} was trained with a slot per "
+                f"{slots}, not per {self.config.evidence_slots} (evidence_slots)"
+            )
         self.manifests[part] = manifest
         return net
 
@@ -116,16 +130,43 @@ class ToeMethod(MethodBase):
         }
 
     def variant_kind(self) -> str:
-        """Whether the settings are the paper's, a Table III ablation or verity's own variant."""
+        """What runs, named: ``"paper"`` only for the paper's settings on three trained networks.
+
+        The paper's method is its trained policy, evaluation network and aggregation
+        network (§III-B to §III-D). A run without them is verity's stand-in (warm-up
+        heuristic, LLM judge, rule) and says so, part by part; a Table III ablation or one
+        of verity's component variants says that too.
+        """
         cfg = self.config
+        kinds = []
         if cfg.remove_tools:
-            return "paper ablation (Table III, tools masked on the same policy)"
+            kinds.append("paper ablation (Table III, tools masked on the same policy)")
         changed = any(
             getattr(cfg, key) != ToeConfig.model_fields[key].default
             for preset in COMPONENT_VARIANTS.values()
             for key in preset
         )
-        return "component variant (verity's, not a paper ablation)" if changed else "paper"
+        if changed:
+            kinds.append("component variant (verity's, not a paper ablation)")
+        used = self.components()
+        missing = [STAND_INS[part] for part in STAND_INS if used[part] != "network"]
+        if len(missing) == len(STAND_INS):
+            kinds.append("untrained: " + ", ".join(missing))
+        elif missing:
+            kinds.append("partly trained: " + ", ".join(missing) + " in place of the network")
+        return "; ".join(kinds) or "paper"
+
+    def weights_used(self) -> dict[str, dict[str, Any]]:
+        """Per loaded network: its file, the SHA-256 of its content, its training-set size."""
+        folder = Path(self.config.weights).expanduser() if self.config.weights else None
+        return {
+            part: {
+                "path": str(folder / f"{part}.pt") if folder is not None else None,
+                "sha256": m.get("sha256"),
+                "train_ids": len(m.get("train_ids", [])),
+            }
+            for part, m in self.manifests.items()
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """Configuration for run manifests: settings, components, weights, masked tools."""
@@ -134,10 +175,7 @@ class ToeMethod(MethodBase):
             **self.config.model_dump(),
             "variant_kind": self.variant_kind(),
             "components": self.components(),
-            "weights_used": {
-                part: {"sha256": m.get("sha256"), "train_ids": len(m.get("train_ids", []))}
-                for part, m in self.manifests.items()
-            },
+            "weights_used": self.weights_used(),
             "tools": {tool: [s.name for s in found] for tool, found in self.tools.items()},
             "masked_actions": self.masked,
             "thresholds": self.thresholds.to_dict(),
@@ -173,7 +211,9 @@ class ToeMethod(MethodBase):
     async def grow(self, claim: Claim, log: CallLog, *, judge_root: bool = False) -> Grown:
         """Algorithm 1 on one claim: the tree, why it stopped, the root's history."""
         kind: EvaluatorKind = "network" if self.evalnet is not None else "llm-judge"
-        evaluator = NodeEvaluator(kind, self.models.for_role("judge"), self.evalnet)
+        evaluator = NodeEvaluator(
+            kind, self.models.for_role("judge"), self.evalnet, self.config.evidence_slots
+        )
         return await grow(
             claim,
             log,
@@ -210,10 +250,11 @@ class ToeMethod(MethodBase):
                 counts[action.tool] += 1
         iterations = len(grown.history)
         text = markdown(grown.tree, label=band, stop=grown.stop, iterations=iterations)
+        kind = self.variant_kind()
         explanation = (
             f"Root veracity {root.v:.2f}, reliability {root.r:.2f} ({band}) after "
             f"{iterations} iteration(s) over {len(grown.tree.nodes)} node(s); stopped: "
-            f"{grown.stop}."
+            f"{grown.stop}." + ("" if kind == "paper" else f" Run as: {kind}.")
         )
         return Verdict(
             label=label,
@@ -229,7 +270,9 @@ class ToeMethod(MethodBase):
                 action_counts=counts,
                 category=root.features.category if root.features else None,
                 masked_actions=self.masked,
+                variant_kind=kind,
                 components=self.components(),
+                # The content hash names the weights; the folder is the server's own business.
                 weights_used={p: m.get("sha256") for p, m in self.manifests.items()},
                 markdown=text,
             ),

@@ -35,7 +35,7 @@ from verity.methods.base import run_sync
 from verity.methods.toe import aggnet, evalnet, weights
 from verity.methods.toe.combine import tree_rows
 from verity.methods.toe.evalinputs import pack
-from verity.methods.toe.features import ClaimFeatures, claim_vector, evidence_row
+from verity.methods.toe.features import ClaimFeatures, SlotMode, claim_vector, evidence_rows
 from verity.methods.toe.method import ToeMethod
 from verity.methods.toe.tree import Node
 
@@ -128,11 +128,12 @@ def train_evalnet(
 ) -> dict[str, Any]:
     """Judge-scored nodes from heuristic trees, then Eq. 6 on them."""
     method = make(evaluator="llm-judge", policy="heuristic", aggregation="rule")
+    slots = method.config.evidence_slots
 
     def sample(_: int, example: Example) -> dict[str, Any]:
         grown = run_sync(method.grow(claim_of(example), CallLog()))
         nodes = [n for n in grown.tree.nodes if n.status == "evaluated"]
-        return {"nodes": [_node_sample(n) for n in nodes]}
+        return {"nodes": [_node_sample(n, slots) for n in nodes]}
 
     rows = collect(out / "evalnet-samples.jsonl", examples, sample, progress)
     nodes = [(cid, n) for cid, row in rows.items() for n in row.get("nodes", [])]
@@ -163,17 +164,18 @@ def train_evalnet(
             seed,
             hyperparameters=evalnet.HYPERPARAMETERS,
             epochs=epochs,
+            evidence_slots=slots,
             figures=figures,
         ),
     )
     return figures
 
 
-def _node_sample(node: Node) -> dict[str, Any]:
+def _node_sample(node: Node, slots: SlotMode) -> dict[str, Any]:
     features = node.features or ClaimFeatures()
     return {
         "claim": claim_vector(features),
-        "items": [evidence_row(i) for i in node.episode.items],
+        "items": evidence_rows(node.episode.items, slots),
         "v": node.v_self,
         "r": node.r_self,
     }
@@ -209,7 +211,7 @@ def train_aggnet(
 
     def sample(_: int, example: Example) -> dict[str, Any]:
         grown = run_sync(method.grow(claim_of(example), CallLog(), judge_root=True))
-        rows, _index = tree_rows(grown.tree)
+        rows, _index = tree_rows(grown.tree, method.config.self_weight)
         judged = grown.root_judged
         return {
             "rows": [{"features": r.features, "parent": r.parent, "rule": r.rule} for r in rows],

@@ -5,11 +5,12 @@
 
 Needs the trained evaluation network in ``out`` (its scores give Eq. 5's rewards). The
 first 8 claims follow the warm-up heuristic; the policy is behaviour-cloned on their
-episodes and the clone becomes GRPO's fixed reference (spec 4). Every later claim's node
-episodes are sampled from the policy and handed to the trainer, which updates at every
-G = 8 completed episodes. Each claim's episodes are saved as they finish; a rerun replays
-the saved ones through the same seeded updates before it goes on, and each claim samples
-from a generator seeded by its position, so a resumed run equals an uninterrupted one.
+episodes before the ninth claim is sampled, and the clone becomes GRPO's fixed reference
+(spec 4). Every later claim's node episodes are sampled from the policy and handed to the
+trainer, which updates at every G = 8 completed episodes. Each claim's episodes are saved
+as they finish; a rerun replays the saved ones through the same seeded updates before it
+goes on, and each claim samples from a generator seeded by its position, so a resumed run
+equals an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -94,6 +95,9 @@ def train_policy(
         collected: list[tuple[Node, list[StepRecord]]] = []
         generator = torch.Generator().manual_seed(seed * 1_000_003 + index)
         if index >= WARMUP_CLAIMS:
+            # The warm-up is over: clone it before the first sample, so that this claim's
+            # episodes come from the warm-started policy, not the random initial one.
+            ready()
 
             def choose(
                 node: Node, state: list[float], allowed: list[bool], _: float | None
