@@ -193,7 +193,7 @@ def zofia_script(rulings: list[str]) -> Answer:
         "ExpertJudgement": {"knowledge_concordance": "no", "logical_integrity": "yes"},
         "ExtractedClaims": {
             "core_claim": "The Senate repealed the law.",
-            "sub_claims": ["McConnell spoke."],
+            "sub_claims": ["McConnell spoke.", "The vote failed."],
         },
         "ClaimCheck": {"reasoning": "it failed", "quotes": [], "label": "Refutes"},
         "Argument": {"rebuttal": "no", "points": [point]},

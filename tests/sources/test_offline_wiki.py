@@ -184,3 +184,66 @@ def test_the_passage_limit_comes_from_the_environment(monkeypatch) -> None:
     assert apply_filters([ev], 1)[0].truncated_from == 399
     monkeypatch.delenv("VERITY_MAX_PASSAGE_CHARS")
     assert apply_filters([ev], 1)[0].truncated_from is None  # 399 < 20,000
+
+
+def test_sense_titles_by_hand():
+    from verity.sources.offline_wiki import names_sense
+
+    assert names_sense("Washington, D.C.", "Washington")
+    assert names_sense("Paris,_Texas", "paris")
+    assert names_sense("Mercury (planet)", "mercury")
+    assert names_sense("Bill_Nelson", "bill  nelson")
+    assert not names_sense("Mercury Records", "Mercury")
+    assert not names_sense("Mercury ()", "Mercury")
+    assert not names_sense("Washington,", "Washington")
+    assert not names_sense("Washingtonia", "Washington")
+    assert not names_sense("Mercury", "")
+
+
+def test_disambiguation_pages_by_hand():
+    from verity.sources.offline_wiki import is_disambiguation
+
+    assert is_disambiguation("Wikimedia disambiguation page", "Mercury is a planet.")
+    assert is_disambiguation("Topics referred to by the same term", "")
+    assert is_disambiguation("", "Mercury may refer to:\nMercury (planet)")
+    assert is_disambiguation("", "Washington most commonly refers to:")
+    assert not is_disambiguation("Capital of France", "Paris is the capital of France.")
+    # A lead that mentions another use of a word in a sentence is an article.
+    assert not is_disambiguation(
+        "Natural oscillation", "Circadian rhythms can refer to any process."
+    )
+
+
+@pytest.mark.integration
+def test_senses_follow_the_sense_titles_and_skip_listings(wiki):
+    # "Washington" has no summary of its own; "Washington, D.C." is one of its senses.
+    assert [ev.title for ev in wiki.senses("Washington")] == ["Washington, D.C."]
+    assert [ev.title for ev in wiki.senses("mercury")] == ["Mercury (element)", "Mercury (planet)"]
+    assert [ev.title for ev in wiki.senses("Paris")] == ["Paris"]
+    # The exact title first, though "Casablanca (film)" comes before it in the data.
+    assert [ev.title for ev in wiki.senses("Casablanca")] == ["Casablanca", "Casablanca (film)"]
+    assert len(wiki.senses("Mercury", limit=1)) == 1
+    assert wiki.senses("") == [] and wiki.senses("Qwxz Vbnm") == []
+    assert all(not ev.metadata for ev in wiki.senses("Georgia"))
+
+
+def test_a_disambiguation_summary_is_never_a_sense(tmp_path, monkeypatch):
+    # A summaries file of its own, with a disambiguation page among the senses' titles.
+    data = tmp_path / "summaries_en-us.json"
+    pages = {
+        "Mercury": ("Wikimedia disambiguation page", "Mercury may refer to:"),
+        "Mercury (planet)": ("Planet", "Mercury is the first planet from the Sun."),
+        "Mercury, Nevada": ("Town", "Mercury is a closed town in Nevada."),
+        "Mercury (name)": ("", "Mercury is a given name.\nIt most commonly refers to:"),
+        "Mercury Records": ("Record label", "Mercury Records is a record label."),
+    }
+    entries = {t: {"title": t, "description": d, "extract": e} for t, (d, e) in pages.items()}
+    data.write_text(json.dumps(entries), encoding="utf-8")
+    monkeypatch.setattr("verity.sources.offline_wiki.data_file", lambda language="en-us": data)
+    monkeypatch.setenv("VERITY_CACHE_DIR", str(tmp_path / "cache"))
+    wiki = OfflineWiki()
+    assert [ev.title for ev in wiki.senses("Mercury")] == ["Mercury (planet)", "Mercury, Nevada"]
+    listing = wiki.lookup("Mercury")
+    assert listing is not None and listing.metadata == {"disambiguation": True}
+    planet = wiki.lookup("Mercury (planet)")
+    assert planet is not None and planet.metadata == {}

@@ -365,3 +365,147 @@ def test_live_wikipedia() -> None:
     assert all(h.url and h.url.startswith("https://en.wikipedia.org/wiki/") for h in hits)
     assert page is not None
     assert "Paris" in page.text
+
+
+# --- senses: the pages Wikipedia lists for a term ---------------------------------------
+
+
+def parse_payload(title: str, html: str) -> dict[str, Any]:
+    """An Action API action=parse answer (prop=text, formatversion=2)."""
+    return {"parse": {"title": title, "pageid": 4242, "text": html}}
+
+
+MISSING_PAGE = {
+    "error": {
+        "code": "missingtitle",
+        "info": "The page you specified doesn't exist.",
+        "docref": "See https://en.wikipedia.org/w/api.php for API usage.",
+    },
+    "servedby": "mw1234",
+}
+
+# The body of a disambiguation page as the parser renders it: one entry per list item, its
+# link first; a nested list, a red link, a link into another namespace, and the notice box.
+WASHINGTON_HTML = (
+    '<div class="mw-content-ltr mw-parser-output" lang="en" dir="ltr">'
+    "<p><b>Washington</b> most commonly refers to:</p>\n<ul>"
+    '<li><a href="/wiki/George_Washington" title="George Washington">George Washington</a>'
+    " (1732&#8211;1799), first president of the United States</li>\n"
+    '<li><a href="/wiki/Washington_(state)" title="Washington (state)">Washington (state)</a>,'
+    ' a state of the United States, near <a href="/wiki/Canada">Canada</a></li>\n'
+    '<li><a href="/wiki/Washington,_D.C." title="Washington, D.C.">Washington, D.C.</a>,'
+    " the capital of the United States\n<ul>"
+    '<li><a href="/wiki/Washington_metropolitan_area">Washington metropolitan area</a></li>'
+    "</ul></li>\n</ul>\n<p><b>Washington</b> may also refer to:</p>\n<ul>"
+    '<li><a href="/wiki/Washington_(name)">Washington (name)</a>, a list of people</li>'
+    '<li><a href="/w/index.php?title=Washington_(ship)&amp;action=edit&amp;redlink=1" '
+    'class="new">Washington (ship)</a>, a ship</li>'
+    '<li>See <a href="/wiki/Wiktionary:washington">Wiktionary</a></li>'
+    "</ul>"
+    '<table class="box-Disambiguation"><tr><td>This <a href="/wiki/Help:Disambiguation">'
+    "disambiguation</a> page lists articles associated with the title Washington.</td></tr>"
+    "</table></div>"
+)
+PARIS_HTML = (
+    '<div class="mw-parser-output"><p><b><a href="/wiki/Paris">Paris</a></b> is the capital '
+    "of France.</p><p><b>Paris</b> may also refer to:</p><ul>"
+    '<li><a href="/wiki/Paris,_Texas" title="Paris, Texas">Paris, Texas</a>, a city</li>'
+    '<li><a href="/wiki/Paris_Hilton" title="Paris Hilton">Paris Hilton</a>, a celebrity</li>'
+    "</ul></div>"
+)
+
+
+class SenseWiki(Wiki):
+    """The fake server with disambiguation pages: action=parse by page title."""
+
+    def __init__(self, pages: dict[str, dict[str, Any]], lists: dict[str, str]) -> None:
+        super().__init__([], pages)
+        self.lists = lists
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/w/api.php" and request.url.params.get("action") == "parse":
+            self.requests.append(request)
+            assert request.url.params["prop"] == "text"
+            title = request.url.params["page"]
+            if title not in self.lists:
+                return httpx.Response(200, json=MISSING_PAGE)
+            return httpx.Response(200, json=parse_payload(title, self.lists[title]))
+        return super().__call__(request)
+
+
+def washington_wiki() -> SenseWiki:
+    pages = {
+        "Washington": summary("Washington", "Washington most commonly refers to:",
+                              kind="disambiguation"),
+        "George Washington": summary("George Washington", "George Washington was a president."),
+        "Washington (state)": summary("Washington (state)", "Washington is a US state."),
+        "Washington, D.C.": summary("Washington, D.C.", "Washington, D.C., is the capital."),
+        "Washington metropolitan area": summary(
+            "Washington metropolitan area", "The Washington metropolitan area is a region."
+        ),
+        "Washington (name)": summary("Washington (name)", "Washington is a name. It may refer to:",
+                                     kind="disambiguation"),
+    }  # fmt: skip
+    return SenseWiki(pages, {"Washington": WASHINGTON_HTML})
+
+
+def test_senses_of_a_disambiguation_page_are_its_entries_never_itself() -> None:
+    wiki = washington_wiki()
+    found = source_for(wiki, sentences=0).senses("Washington", limit=10)
+    # Page order, the first link of each item (nested items too); the disambiguation page
+    # and a listed disambiguation page are passed over; red links and other namespaces are
+    # not entries.
+    assert [ev.title for ev in found] == [
+        "George Washington",
+        "Washington (state)",
+        "Washington, D.C.",
+        "Washington metropolitan area",
+    ]
+    assert all("refer to" not in ev.text for ev in found)
+    assert all(not ev.metadata.get("disambiguation") for ev in found)
+    parsed = [r for r in wiki.requests if r.url.params.get("action") == "parse"]
+    assert [r.url.params["page"] for r in parsed] == ["Washington"]
+    assert source_for(washington_wiki()).senses("Washington", limit=2)[-1].title == (
+        "Washington (state)"
+    )
+
+
+def test_senses_of_an_article_add_the_term_disambiguation_list() -> None:
+    pages = {
+        "Paris": summary("Paris", "Paris is the capital of France."),
+        "Paris, Texas": summary("Paris, Texas", "Paris is a city in Texas."),
+        "Paris Hilton": summary("Paris Hilton", "Paris Hilton is a media personality."),
+    }
+    wiki = SenseWiki(pages, {"Paris (disambiguation)": PARIS_HTML})
+    found = source_for(wiki).senses("Paris", limit=10)
+    assert [ev.title for ev in found] == ["Paris", "Paris, Texas", "Paris Hilton"]
+    # No "(disambiguation)" page: the article alone.
+    eiffel = SenseWiki({"Eiffel Tower": summary("Eiffel Tower", EIFFEL_EXTRACT)}, {})
+    assert [ev.title for ev in source_for(eiffel).senses("Eiffel Tower")] == ["Eiffel Tower"]
+    assert source_for(SenseWiki({}, {})).senses("No such page at all") == []
+    with pytest.raises(BadInputError):
+        source_for(SenseWiki({}, {})).senses("  ")
+
+
+def test_a_failed_parse_is_source_unavailable() -> None:
+    class Broken(SenseWiki):
+        def __call__(self, request: httpx.Request) -> httpx.Response:
+            if request.url.params.get("action") == "parse":
+                return httpx.Response(200, json={"error": {"code": "internal_api_error"}})
+            return super().__call__(request)
+
+    with pytest.raises(SourceUnavailableError, match="internal_api_error"):
+        source_for(Broken({}, {})).senses("Washington")
+
+
+def test_lookup_marks_a_disambiguation_page() -> None:
+    page = source_for(washington_wiki()).lookup("Washington")
+    assert page is not None and page.metadata == {"disambiguation": True}
+    article = source_for(washington_wiki()).lookup("Washington (state)")
+    assert article is not None and article.metadata == {}
+
+
+def test_senses_stop_at_the_limit_without_reading_the_list() -> None:
+    wiki = SenseWiki({"Paris": summary("Paris", "Paris is the capital of France.")}, {})
+    assert [ev.title for ev in source_for(wiki).senses("Paris", limit=1)] == ["Paris"]
+    assert [r.url.path for r in wiki.requests] == ["/api/rest_v1/page/summary/Paris"]

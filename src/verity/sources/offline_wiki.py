@@ -59,6 +59,52 @@ def _normalise_title(title: str) -> str:
     return _SPACE.sub(" ", title.replace("_", " ")).strip().casefold()
 
 
+def names_sense(title: str, term: str) -> bool:
+    """True when a page title names a sense of ``term`` by Wikipedia's naming rules.
+
+    The same words, "Term (qualifier)" or "Term, qualifier"; case, underscores and repeated
+    spaces do not matter:
+
+        names_sense("Mercury (planet)", "mercury")     # True
+        names_sense("Washington, D.C.", "Washington")  # True
+        names_sense("Mercury Records", "Mercury")      # False
+    """
+    plain, key = _normalise_title(title), _normalise_title(term)
+    if not key:
+        return False
+    if plain == key:
+        return True
+    rest = plain.removeprefix(key)
+    if rest == plain:
+        return False
+    qualified = rest.startswith(" (") and rest.endswith(")") and len(rest) > 3
+    return qualified or (rest.startswith(", ") and len(rest.strip(", ")) > 0)
+
+
+# What marks a disambiguation page in the summaries: Wikidata's description of such pages,
+# or a lead that opens a list of meanings ("Mercury may refer to:").
+_DISAMBIGUATION_DESCRIPTIONS = ("disambiguation page", "topics referred to by the same term")
+_LIST_LEAD = re.compile(r"\b(?:may|might|can|commonly|usually|also) refers? to\s*:")
+
+
+def is_disambiguation(description: str, extract: str) -> bool:
+    """True when a summary is a disambiguation page, a list of senses rather than one.
+
+    Either its description says so or a line of its lead opens a list of meanings:
+
+        is_disambiguation("Wikimedia disambiguation page", "")          # True
+        is_disambiguation("", "Mercury may refer to:")                   # True
+        is_disambiguation("Capital of France", "Paris is the capital.")  # False
+    """
+    described = description.casefold()
+    if any(mark in described for mark in _DISAMBIGUATION_DESCRIPTIONS):
+        return True
+    return any(
+        _LIST_LEAD.search(line) is not None and line.rstrip().endswith(":")
+        for line in extract.splitlines()
+    )
+
+
 def data_file(language: str = "en-us") -> Path:
     """The packaged summaries file for ``language``, found without importing the package."""
     spec = importlib.util.find_spec(_PACKAGE)
@@ -206,6 +252,7 @@ class OfflineWiki:
 
     def _evidence(self, i: int, score: float | None) -> Evidence:
         page = self._pages[i]
+        listing = is_disambiguation(page["description"], page["extract"])
         return Evidence(
             text=page["extract"],
             title=page["title"],
@@ -213,6 +260,7 @@ class OfflineWiki:
             url=self.url(page["title"]),
             id=page["title"],
             score=score,
+            metadata={"disambiguation": True} if listing else {},
         )
 
     def search(
@@ -257,6 +305,37 @@ class OfflineWiki:
             return None
         _, similarity, i = match
         return shorten(self._evidence(int(i), round(float(similarity) / 100.0, 4)), passage_limit())
+
+    def senses(self, term: str, limit: int = 10) -> list[Evidence]:
+        """The summaries that are senses of ``term``, at most ``limit``, the exact title first.
+
+        The summaries hold no disambiguation lists, so the list is made the way Wikipedia
+        names senses (`names_sense`): the page titled ``term``, "Term (qualifier)" and
+        "Term, qualifier" pages, the rest in the order of the data. A disambiguation page
+        (`is_disambiguation`) is never a sense.
+
+            [ev.title for ev in OfflineWiki().senses("Washington")]   # ['Washington, D.C.']
+        """
+        self._load()
+        key = _normalise_title(term)
+        if not key or limit < 1:
+            return []
+        exact = self._by_title.get(key)
+        order = [] if exact is None else [exact]
+        order += [
+            i
+            for i, norm in enumerate(self._normalised)
+            if i != exact and norm.startswith(key) and names_sense(norm, key)
+        ]
+        found: list[Evidence] = []
+        for i in order:
+            page = self._evidence(i, None)
+            if page.metadata.get("disambiguation"):
+                continue
+            found.append(shorten(page, passage_limit()))
+            if len(found) >= limit:
+                break
+        return found
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration of this source, with the data package version."""

@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import date
+from html.parser import HTMLParser
 from typing import Any, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import httpx
 from pydantic import BaseModel, Field, ValidationError
@@ -44,6 +45,16 @@ class _ApiError(Payload):
 
 class _SearchResponse(Payload):
     query: _Query = Field(default_factory=_Query)
+    error: _ApiError | None = None
+
+
+class _Parsed(Payload):
+    title: str = ""
+    text: str = ""
+
+
+class _ParseResponse(Payload):
+    parse: _Parsed | None = None
     error: _ApiError | None = None
 
 
@@ -79,7 +90,12 @@ class WikipediaSource:
 
     ``lookup`` returns the page's summary; redirects are followed, so a redirect title
     gives its target page. A disambiguation page is returned like any other, its text
-    being the lead of the list ("Mercury may refer to:").
+    being the lead of the list ("Mercury may refer to:"), and marked as such in its
+    ``metadata`` (``{"disambiguation": True}``).
+
+    ``senses`` returns the pages Wikipedia lists as the senses of a term: the term's own
+    page if it is an article, and the entries of its disambiguation page (the term's page
+    itself, or "Term (disambiguation)"). A disambiguation page is never a sense.
 
         wiki = WikipediaSource(lang="de", sentences=2)
         hits = wiki.search("Eiffelturm Höhe", k=3, exclude_domains=["example.org"])
@@ -153,6 +169,78 @@ class WikipediaSource:
         found = None if summary is None else self._evidence(summary, score=None)
         return None if found is None else shorten(found, passage_limit())
 
+    def senses(self, term: str, limit: int = 10) -> list[Evidence]:
+        """The pages Wikipedia lists as senses of ``term``, at most ``limit``, in its order.
+
+        The term's own page (redirects followed) comes first when it is an article. When it
+        is a disambiguation page, that page is the list of senses to examine and never a
+        sense itself; when it is an article, the list is "Term (disambiguation)", if that
+        page exists. Each listed entry is the first link of a list item, as Wikipedia's
+        disambiguation pages put one entry per item with its link first; entries that are
+        themselves disambiguation pages, or have no page, are passed over.
+
+            WikipediaSource().senses("Washington", limit=3)
+            # [George Washington, Washington (state), Washington, D.C.]
+        """
+        if not term.strip():
+            raise BadInputError("the term is empty")
+        if limit < 1:
+            return []
+        found: list[Evidence] = []
+        own = self._summary(term)
+        listing = f"{term.strip()} (disambiguation)"
+        if own is not None and own.type == "disambiguation":
+            listing = own.title
+        elif own is not None:
+            page = self._evidence(own, score=None)
+            if page is not None:
+                found.append(shorten(page, passage_limit()))
+        if len(found) >= limit:
+            return found
+        # Listed titles already tried, and the titles of the pages kept (a listed title
+        # may redirect to a page already kept).
+        tried = {ev.title.casefold() for ev in found}
+        for title in self._listed(listing):
+            if len(found) >= limit:
+                break
+            if title.casefold() in tried:
+                continue
+            tried.add(title.casefold())
+            summary = self._summary(title)
+            if summary is None or summary.type == "disambiguation":
+                continue
+            page = self._evidence(summary, score=None)
+            if page is not None and all(e.title != page.title for e in found):
+                found.append(shorten(page, passage_limit()))
+        return found
+
+    def _listed(self, title: str) -> list[str]:
+        """The entries of a disambiguation page, in page order; none if it does not exist."""
+        response = self._get(
+            f"{self._site}/w/api.php",
+            params={
+                "action": "parse",
+                "page": title,
+                "prop": "text",
+                "redirects": 1,
+                "format": "json",
+                "formatversion": 2,
+            },
+        )
+        parsed = _parse(_ParseResponse, response)
+        if parsed.error is not None:
+            if parsed.error.code == "missingtitle":
+                return []
+            raise SourceUnavailableError(
+                f"Wikipedia parse failed: {parsed.error.code}: {parsed.error.info}"
+            )
+        if parsed.parse is None:
+            return []
+        reader = _EntryLinks()
+        reader.feed(parsed.parse.text)
+        reader.close()
+        return list(dict.fromkeys(reader.entries))
+
     def to_dict(self) -> dict[str, Any]:
         """Return this source's configuration."""
         return {
@@ -196,7 +284,52 @@ class WikipediaSource:
             id=summary.title,
             score=score,
             published=None,
+            metadata={"disambiguation": True} if summary.type == "disambiguation" else {},
         )
+
+
+# Link targets in these namespaces are not articles, so never a sense.
+_NAMESPACES = frozenset(
+    {
+        "category", "file", "help", "image", "module", "portal", "special", "talk",
+        "template", "user", "wikipedia", "wikt", "wiktionary", "wp", "mos", "draft",
+    }
+)  # fmt: skip
+
+
+class _EntryLinks(HTMLParser):
+    """The first article link of every list item of a page's HTML, in page order."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.entries: list[str] = []
+        self._open: list[bool] = []  # per open <li>: has its first link been taken?
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "li":
+            self._open.append(False)
+            return
+        if tag != "a" or not self._open or self._open[-1]:
+            return
+        title = _article_title(dict(attrs).get("href") or "")
+        if title:
+            self.entries.append(title)
+            self._open[-1] = True
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "li" and self._open:
+            self._open.pop()
+
+
+def _article_title(href: str) -> str:
+    """The article title an internal link points to, else empty (anchors, other spaces)."""
+    if not href.startswith("/wiki/"):
+        return ""  # a red link (/w/index.php?...), an external link or an anchor
+    title = unquote(href.removeprefix("/wiki/").split("#", 1)[0]).replace("_", " ").strip()
+    space, colon, _ = title.partition(":")
+    if colon and space.strip().casefold() in _NAMESPACES:
+        return ""
+    return title
 
 
 def _parse(model: type[_Model], response: httpx.Response) -> _Model:

@@ -19,7 +19,6 @@ from verity.methods.zofia.keywords import (
     MMRPick,
     ScoredUnit,
     annealed_lambda,
-    disambiguate,
     group_units,
     hierarchical_saliency,
     local_context,
@@ -27,6 +26,7 @@ from verity.methods.zofia.keywords import (
     sc_mmr,
     threshold_units,
 )
+from verity.methods.zofia.names import disambiguate
 from verity.nlp.embed import Encoder, default_encoder
 from verity.nlp.ner import TokenScore
 from verity.nlp.text import split_sentences
@@ -215,6 +215,25 @@ def test_sc_mmr_stops_at_equality_and_ties_go_early():
     assert sc_mmr([0.5, 0.5], np.eye(2), DEFAULTS)[0][0] == (0, None, None)
 
 
+def test_sc_mmr_the_reference_is_the_last_accepted_score():
+    # Algorithm 3: MMR*_prev <- MMR_best after each accepted pick. Three unrelated units.
+    # Seed u0 (0.95). k=1, lambda 0.8891968: u1 0.8891968 * 0.92 = 0.8180611, u2
+    # 0.8891968 * 0.55 = 0.4890582; u1 wins, 0.8180611 > 0.5 * 1.0: accepted, and
+    # MMR*_prev becomes 0.8180611.
+    # k=2, lambda 0.8504314: u2 0.8504314 * 0.55 = 0.4677373 > 0.5 * 0.8180611 = 0.4090306:
+    # accepted. Had the reference stayed at 1.0, 0.4677373 <= 0.5 would have stopped here.
+    picks, stop, rejected = sc_mmr([0.95, 0.92, 0.55], np.eye(3), DEFAULTS)
+    assert [i for i, _, _ in picks] == [0, 1, 2]
+    assert [mmr for _, _, mmr in picks[1:]] == pytest.approx([0.818061, 0.467737], abs=1e-6)
+    assert (stop, rejected) == ("no candidates", None)
+    # A fourth unit scoring 0.4 after them is judged against 0.5 * 0.4677373 = 0.2338687:
+    # k=3, lambda 0.7981035: u3 0.7981035 * s; s = 0.5 gives 0.3990518 > 0.2338687.
+    picks, _, _ = sc_mmr([0.95, 0.92, 0.55, 0.5], np.eye(4), DEFAULTS)
+    assert [mmr for _, _, mmr in picks[1:]] == pytest.approx(
+        [0.818061, 0.467737, 0.399052], abs=1e-6
+    )
+
+
 def test_sc_mmr_runs_out_has_no_cap_unless_asked_and_rejects_bad_shapes():
     # Seed u1 (0.95); k=1: u0 0.8891968 * 0.9 = 0.800277 > 0.5: accepted; none left.
     picks, stop, rejected = sc_mmr([0.9, 0.95], np.eye(2), DEFAULTS)
@@ -225,9 +244,15 @@ def test_sc_mmr_runs_out_has_no_cap_unless_asked_and_rejects_bad_shapes():
     assert (stop, rejected) == ("no candidates", None)
     picks, stop, _ = sc_mmr([0.9, 0.95], np.eye(2), KeywordParams(max_keywords=1))
     assert (len(picks), stop) == (1, "max keywords")
-    # Twelve unrelated, very salient units: without a cap, more than the relaxed 5 are kept.
-    many, _, _ = sc_mmr(np.full(12, 0.99), np.eye(12), DEFAULTS)
-    assert len(many) > 5
+    # Twelve unrelated, very salient units: without a cap, more than the relaxed 5 are
+    # kept. Each pick scores lambda_k * 0.99 against half the one before, lambda_k =
+    # max(0.1, 1 - e^(0.3k - 2.5)): k=1..7 give 0.889197, 0.850431, 0.798103, 0.727468,
+    # 0.632120, 0.503415, 0.329680 (scores 0.880305, 0.841927, 0.790122, 0.720193,
+    # 0.625799, 0.498381, 0.326383, each above half the last); k=8 gives
+    # max(0.1, 1 - e^-0.1) = 0.1, score 0.099 <= 0.5 * 0.326383 = 0.163192: stop at 8.
+    many, stop, rejected = sc_mmr(np.full(12, 0.99), np.eye(12), DEFAULTS)
+    assert len(many) == 8 and stop == "gamma"
+    assert rejected == pytest.approx(0.099, abs=1e-6)
     assert sc_mmr(np.zeros(0), np.zeros((0, 0)), DEFAULTS) == ([], "no candidates", None)
     with pytest.raises(BadInputError):
         sc_mmr([0.5, 0.4], np.eye(3), DEFAULTS)
@@ -486,6 +511,44 @@ def test_disambiguate_replaces_the_first_mention_case_insensitively():
     ]
     assert best == 1
     assert scores == pytest.approx([0.6, 0.8], abs=1e-6)
+
+
+def test_disambiguate_replaces_a_whole_word_mention_only():
+    encoder = ScriptedEncoder([[1, 0], [0.6, 0.8]])
+    disambiguate("It failed because the US voted no.", "US", ["a country"], encoder)
+    assert encoder.seen[1] == "It failed because the a country voted no."
+    with pytest.raises(BadInputError):
+        disambiguate("It failed because of rain.", "US", ["a country"], encoder)
+
+
+class LetterEncoder:
+    """A fake encoder: each text's letter counts, unit length; remembers what it read."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def encode(self, texts):
+        self.seen += list(texts)
+        rows = np.zeros((len(texts), 26), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for ch in text.lower():
+                if "a" <= ch <= "z":
+                    rows[i, ord(ch) - 97] += 1.0
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_listed_names_count_where_they_occur_as_whole_words():
+    sentences = [
+        "Prices rose because business slowed.",
+        "Analysts were surprised.",
+        "Markets fell sharply.",
+        "The US economy grew last year.",
+    ]
+    encoder = LetterEncoder()
+    selection = KeywordSelector(encoder=encoder).select_names(" ".join(sentences), ["US"])
+    assert [u.sentence for u in selection.units] == [3]
+    # Only the context of the sentence naming "US" was embedded, not that of "because".
+    assert encoder.seen == ["US", local_context(sentences, 3), " ".join(sentences)]
 
 
 def test_disambiguate_tie_goes_to_the_first_and_bad_input():

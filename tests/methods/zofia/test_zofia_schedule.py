@@ -57,16 +57,16 @@ def run(parallel: bool, rulings=("I", "F")):
 
 def test_the_critical_path_is_the_papers_schedule() -> None:
     verdict, fake = run(parallel=True)
-    # 5 linguist, triage + analysis, extraction, 2 claims (core and one sub-claim), and
-    # 2 rounds of pro, con and judge.
-    assert verdict.usage.llm_calls == 5 + 2 + 1 + 2 + 6
+    # 5 linguist, triage + analysis, extraction, 3 claims (core and two sub-claims, B.3),
+    # and 2 rounds of pro, con and judge.
+    assert verdict.usage.llm_calls == 5 + 2 + 1 + 3 + 6
     # Linguist beside triage beside extraction (1); analysis beside the claims (1); the
     # debate, every turn after the one before it (6).
     assert verdict.usage.critical_calls == 1 + 1 + 6
     # Every linguist dimension was in flight at the same moment.
     linguist = [(s, e) for title, s, e in fake.spans if title == "DimensionJudgement"]
     assert max(s for s, _ in linguist) < min(e for _, e in linguist)
-    # Both claims were checked at once, and after the web search was done.
+    # The claims were checked at once, and after the web search was done.
     claims = [(s, e) for title, s, e in fake.spans if title == "ClaimCheck"]
     assert max(s for s, _ in claims) < min(e for _, e in claims)
 
@@ -106,6 +106,7 @@ def test_failures_are_listed_in_the_same_order_whichever_finished_first() -> Non
         *(f"linguist {n}" for n in DIMENSIONS),
         "domain expert",
         "claim verifier (core)",
+        "claim verifier (sub)",
         "claim verifier (sub)",
     ]
     assert agents(True) == agents(False)

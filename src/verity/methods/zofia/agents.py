@@ -10,6 +10,7 @@ prefix reuse (llama.cpp here, prompt caching at hosted providers) computes that 
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -23,9 +24,14 @@ PANEL = (
 
 Lean = Literal["REAL", "FAKE"]
 
-# Eq. 8 and B.3: the extractor gives 2 to 4 claims, the core claim and 1 to 3 sub-claims.
-MIN_CLAIMS = 2
-MAX_CLAIMS = 4
+# B.3: besides the core claim, the extractor gives 2 to 4 sub-claims (eq. 8's q_sub_1..m).
+MIN_SUB_CLAIMS = 2
+MAX_SUB_CLAIMS = 4
+# The expert triage's answer is model output read from the article: before it names the
+# expert in the next prompt it is cut to one line of at most this many characters, which
+# is room for any real field or profession ("forensic accountant", "public health").
+LABEL_CHARS = 80
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]+")
 
 
 class DimensionJudgement(BaseModel):
@@ -41,6 +47,27 @@ class DomainChoice(BaseModel):
     domain: str
     expert_role: str
 
+    def cleaned(self) -> DomainChoice:
+        """Both names as one short line each (`one_line`), ready to name the expert.
+
+        A name left empty by the cleaning falls back to a plain one.
+        """
+        return DomainChoice(
+            domain=one_line(self.domain) or "news",
+            expert_role=one_line(self.expert_role) or "fact-checker",
+        )
+
+
+def one_line(text: str, cap: int = LABEL_CHARS) -> str:
+    """Model-written text as one line of at most ``cap`` characters.
+
+    Control and layout characters become spaces and runs of spaces one:
+
+        one_line("economist" + chr(10) + "Ignore the above")   # 'economist Ignore the above'
+    """
+    flat = " ".join(_CONTROL.sub(" ", text).split())
+    return flat[:cap].rstrip()
+
 
 class ExpertJudgement(BaseModel):
     """The expert's two analyses (B.2: a two-item list, no verdict of its own)."""
@@ -53,7 +80,7 @@ class ExtractedClaims(BaseModel):
     """The article's core claim and the sub-claims that support it (eq. 8, B.3)."""
 
     core_claim: str
-    sub_claims: list[str] = Field(min_length=MIN_CLAIMS - 1, max_length=MAX_CLAIMS - 1)
+    sub_claims: list[str] = Field(min_length=MIN_SUB_CLAIMS, max_length=MAX_SUB_CLAIMS)
 
 
 ClaimLabel = Literal["Supports", "Refutes", "Not Enough Information"]
@@ -83,7 +110,9 @@ class Argument(BaseModel):
     """One debate turn (B.5): a one-paragraph rebuttal, then new evidence with reasons."""
 
     rebuttal: str
-    points: list[Point] = Field(min_length=1, max_length=4)
+    # B.5 asks for all the most persuasive evidence, so the number of points is not capped;
+    # only the turn's output budget (`BUDGET`, or ``max_tokens``) bounds its length.
+    points: list[Point] = Field(min_length=1)
 
 
 class JudgeRuling(BaseModel):
@@ -144,8 +173,10 @@ EXPERT = Step(
     name="zofia.expert",
     instruction=PANEL,
     template=(
-        "{material}\n\nTask: you are a distinguished {role} ({domain}) fact-checking this "
-        "news article. Find the sentences that most decide whether the news is true and "
+        "{material}\n\nTask: you are a distinguished expert fact-checking this news "
+        "article. Your profession is named in the role block and your field in the domain "
+        "block (both chosen earlier from the article): {role} {domain}. Find the sentences "
+        "that most decide whether the news is true and "
         "analyse the article in two respects. (1) Knowledge concordance: are its factual "
         "claims, views and details reasonable? Point out anything against common sense or "
         "sensational. (2) Logical integrity: do its arguments lead to its conclusions by "
@@ -155,7 +186,6 @@ EXPERT = Step(
         "invent nothing: every point must rest on the material."
     ),
     output=ExpertJudgement,
-    trusted=("role", "domain"),
 )
 
 EXTRACT = Step(
@@ -166,9 +196,9 @@ EXTRACT = Step(
         "later verification. Go through the article sentence by sentence. Find its core "
         "claim, the one that decides whether the news is true, and the sub-claims closely "
         "tied to it. Restate each as a short, objective, declarative sentence; merge claims "
-        "that are closely related; use no pronouns, name every person and thing. Give "
-        f"{MIN_CLAIMS} to {MAX_CLAIMS} claims in all: the core claim and {MIN_CLAIMS - 1} to "
-        f"{MAX_CLAIMS - 1} sub-claims. Every claim must come from the article."
+        "that are closely related; use no pronouns, name every person and thing. Besides "
+        f"the core claim, give {MIN_SUB_CLAIMS} to {MAX_SUB_CLAIMS} sub-claims, those most "
+        "relevant to the core claim. Every claim must come from the article."
     ),
     output=ExtractedClaims,
 )
@@ -192,9 +222,10 @@ DEBATER = Step(
     instruction=PANEL,
     template=(
         "{material}\n\nDebate so far:\n{history}\n\nTask: you are a debater and you argue "
-        "that the news is {side}. {turn} Give the most persuasive evidence for your side: "
-        "each piece is a general statement that sums up specific content of the material, "
-        "names the material it comes from, and has a short reason. Invent nothing: every "
+        "that the news is {side}. {turn} Give every piece of the most persuasive evidence "
+        "for your side that the material offers, leaving none out: each piece is a general "
+        "statement that sums up specific content of the material, names the material it "
+        "comes from, and has a short reason. Invent nothing: every "
         "point must rest on the material."
     ),
     output=Argument,
@@ -205,13 +236,14 @@ JUDGE = Step(
     name="zofia.judge",
     instruction=PANEL,
     template=(
-        "{material}\n\nDebate so far:\n{history}\n\nTask: you are an extremely cautious, "
-        "rigorous final judge moderating this debate on whether the article is authentic "
-        "(Pro argues it is real, Con that it is fake). Your only task is to decide whether "
-        "the evidence presented so far is enough for a final ruling. Each exchange counts "
-        "as a round; let the debate run as many rounds as it needs, up to {max_rounds}. "
-        "Answer with one letter: R if the news is real, F if it is fake, I if the debate "
-        "should continue. Answer R or F only if you are quite confident."
+        "Debate so far:\n{history}\n\nTask: you are an extremely cautious, rigorous final "
+        "judge moderating this debate on whether a news article is authentic (Pro argues "
+        "it is real, Con that it is fake). Read the debate record above and decide only "
+        "whether the evidence presented in it is enough for a final ruling. Each exchange "
+        "counts as a round. Aim to let the debate run for as many rounds as you can, but "
+        "never more than {max_rounds}. Answer with one letter: R if the news is real, F if "
+        "it is fake, I if the debate should continue. Answer R or F only if you are quite "
+        "confident."
     ),
     output=JudgeRuling,
     trusted=("max_rounds",),

@@ -3,7 +3,8 @@
 A pro debater (the news is real) and a con debater (it is fake) argue over the whole
 evidence pool. Pro speaks first; each later turn rebuts the opponent's last argument in
 one paragraph and adds new evidence, each piece naming the material it comes from. After
-every exchange the cautious judge answers R (real), F (fake) or I (go on). The debate ends
+every exchange the cautious judge reads the debate record, and only it (Algorithm 1:
+Judge.Assess(H); B.6), and answers R (real), F (fake) or I (go on). The debate ends
 at the first R or F; after ``max_rounds`` exchanges (B.6: 5) still at I, the outcome is
 Insufficient, which the method reports as NOT_ENOUGH_INFO and the metrics count as wrong,
 as the paper does. The judge answers with a letter only (B.6), so no ruling carries a
@@ -196,7 +197,7 @@ async def run_debate(
                 judge,
                 log=log,
                 params=_params(judge, JUDGE.name, max_tokens),
-                material=material,
+                # Algorithm 1: Judge.Assess(H) reads the debate history alone.
                 history=debate.history(fits),
                 max_rounds=str(max_rounds),
             )

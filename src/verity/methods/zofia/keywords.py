@@ -5,7 +5,8 @@
     selection.keywords       # the chosen entity texts, in the order they were picked
     selection.to_trace()     # every unit's scores and every SC-MMR pick, for the report
 
-Four steps, each a pure function here so it can be checked by hand:
+Three steps, each a pure function here so it can be checked by hand (eq. 7's choice of
+a Wikipedia sense is in `names`):
 
 1. Entity units (section 3.1, eq. 2; appendix A.1, Algorithm 2: `merge_units`,
    `group_units`, `threshold_units`). spaCy's NER runs per sentence. Only the entity types
@@ -26,9 +27,6 @@ Four steps, each a pure function here so it can be checked by hand:
    lambda_k anneals with k, the number of units already chosen, until the best score is at
    most ``gamma`` times the last accepted one (1.0 before the second pick).
    `sc_mmr_relaxed` keeps an earlier reading (the ``mmr-relaxed`` variant).
-4. Sense disambiguation (eq. 7: `disambiguate`): of several descriptions of a mention (e.g.
-   the first sentences of Wikipedia summaries), the one that, put in place of the mention,
-   changes the meaning of its context least.
 
 Every text is embedded by one `Encoder` (unit-length vectors). The document vector is the
 encoder's view of the whole article, which for all-MiniLM-L6-v2 is its first 256 word pieces:
@@ -47,6 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from verity.errors import BadInputError, ConfigError
+from verity.methods.zofia.names import find_name
 from verity.nlp.embed import Encoder, FloatArray, default_encoder
 from verity.nlp.ner import EntityRecognizer, TokenScore
 from verity.nlp.text import split_sentences
@@ -501,37 +500,6 @@ def local_context(sentences: Sequence[str], i: int) -> str:
     return " ".join(sentences[max(0, i - 1) : i + 2])
 
 
-def disambiguate(
-    context: str, mention: str, descriptions: Sequence[str], encoder: Encoder
-) -> tuple[int, list[float]]:
-    """The description that best keeps the context's meaning in place of the mention (eq. 7).
-
-    Each description replaces the first case-insensitive occurrence of the mention; its
-    score is the cosine of that modified context with the original. Returns the index of the
-    best score (the first on a tie) and every score.
-
-        disambiguate("Apple released a new iPhone in Cupertino.", "Apple",
-                     ["American technology company", "fruit of the apple tree"], encoder)
-        # (0, [0.924..., 0.888...])
-    """
-    if isinstance(descriptions, str) or not descriptions:
-        raise BadInputError("disambiguate needs a sequence of candidate descriptions")
-    if not mention.strip():
-        raise BadInputError("disambiguate needs a mention")
-    match = re.search(re.escape(mention), context, flags=re.IGNORECASE)
-    if match is None:
-        raise BadInputError(f"mention {mention!r} does not occur in the context")
-    modified = [context[: match.start()] + d + context[match.end() :] for d in descriptions]
-    vectors = encoder.encode([context, *modified])
-    # ZoFia eq. 7: the sense whose description changes the context's meaning least.
-    scores = [Encoder.cosine(vectors[0], vector) for vector in vectors[1:]]
-    best = 0
-    for i, score in enumerate(scores):
-        if score > scores[best]:
-            best = i
-    return best, scores
-
-
 class KeywordSelector:
     """Stage 1 of ZoFia: an article's entity keywords by saliency and SC-MMR.
 
@@ -572,9 +540,10 @@ class KeywordSelector:
     def select_names(self, text: str, names: Sequence[str]) -> KeywordSelection:
         """Saliency and SC-MMR over entity names found by other means (PromptNER, Table 3).
 
-        Each name counts where it occurs in the text (ignoring case) with confidence 1: a
-        list of names carries no confidences, so the threshold of Algorithm 2 has nothing
-        to act on. Names the text does not contain are left out.
+        Each name counts where it occurs in the text as whole words (ignoring case,
+        `find_name`) with confidence 1: a list of names carries no confidences, so the
+        threshold of Algorithm 2 has nothing to act on. Names the text does not contain
+        are left out.
         """
         if not isinstance(text, str) or not text.strip():
             raise BadInputError("cannot select keywords from an empty text")
@@ -583,7 +552,7 @@ class KeywordSelector:
             EntityUnit(name, 1.0, i)
             for name in dict.fromkeys(n.strip() for n in names if n.strip())
             for i, sentence in enumerate(sentences)
-            if name.casefold() in sentence.casefold()
+            if find_name(sentence, name) is not None
         ]
         return self._choose(group_units(occurrences), occurrences, sentences, 1.0, ())
 

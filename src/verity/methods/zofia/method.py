@@ -123,7 +123,11 @@ class ZofiaConfig(MethodConfig):
     web_results: int = Field(default=10, ge=1, le=50, description="web results kept (5.1)")
     # A request may give its own list, of at most 200 domains (verity's bound).
     exclude_domains: tuple[RequestText, ...] = Field(default=DEFAULT_EXCLUDED, max_length=200)
-    wiki_candidates: int = Field(default=10, ge=1, le=50, description="hits searched for senses")
+    # Not in the paper (eq. 7 examines every sense): at most this many senses per keyword,
+    # each a request to live Wikipedia; a disambiguation page lists the common ones first.
+    wiki_candidates: int = Field(
+        default=10, ge=1, le=50, description="senses examined per keyword (eq. 7)"
+    )
     wiki_sentences: int = Field(default=3, ge=1, le=20, description="summary sentences kept (5.1)")
     linguist: bool = True
     expert: bool = True
@@ -582,8 +586,9 @@ class ZofiaMethod(MethodBase):
                 "domain_expert",
                 agents.EXPERT,
                 f"\n\n{wikipedia}",
-                role="x",
-                domain="x",
+                # Room for the longest names the triage can give (`agents.one_line`).
+                role="x" * agents.LABEL_CHARS,
+                domain="x" * agents.LABEL_CHARS,
             )
             expert_material = Material(article_block(article, expert_text), wikipedia, web_block)
         expert, checked = await schedule.gather(
@@ -678,6 +683,9 @@ class ZofiaMethod(MethodBase):
         log: CallLog,
         failures: list[dict[str, str]],
     ) -> dict[str, Any] | None:
+        # The triage's names are model output drawn from the article: one short line each,
+        # and, like every untrusted input, each in its own tagged block of the prompt.
+        choice = choice.cleaned()
         try:
             judged = await agents.EXPERT.arun(
                 self.agents["domain_expert"],

@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 
 from verity.llm.step import Step
 from verity.methods.zofia.agents import PANEL
+from verity.methods.zofia.names import find_name
 from verity.nlp.embed import Encoder
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
@@ -125,9 +126,8 @@ def salient_sentence(sentences: Sequence[str], encoder: Encoder) -> int:
 
 
 def sentence_of(term: str, sentences: Sequence[str]) -> int:
-    """Index of the first sentence naming ``term`` (ignoring case), else 0."""
-    needle = term.casefold()
+    """Index of the first sentence naming ``term`` as whole words (ignoring case), else 0."""
     for i, sentence in enumerate(sentences):
-        if needle in sentence.casefold():
+        if find_name(sentence, term) is not None:
             return i
     return 0

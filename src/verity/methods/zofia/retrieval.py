@@ -10,31 +10,33 @@ the fact-checking sites the datasets were built from are excluded, so the eviden
 be the article itself or its verdict. ``before`` is the publication date: only passages
 from the day before or earlier are kept.
 
-Wikipedia: eq. 7 chooses among the senses of a keyword, so the candidates are the pages
-titled by it: the page the title (or Wikipedia's redirect) leads to, and pages titled
-"Keyword (qualifier)". A keyword no page is titled by gets no page; a search hit about
-something else is never a candidate. The candidates are scored by context-aware
-disambiguation (`keywords.disambiguate`) and the first three sentences of the chosen
-page's summary are kept (section 3.4, 5.1).
+Wikipedia: eq. 7 chooses among the senses Wikipedia lists for a keyword. A source that
+knows them (`SenseSource`: live Wikipedia reads the keyword's disambiguation page, the
+offline summaries go by Wikipedia's sense titles) gives them itself; for any other page
+source the senses are the page the keyword's title leads to and the search hits titled
+"Keyword (qualifier)" or "Keyword, qualifier". A disambiguation page is never a sense:
+it is the list of senses, and its lead ("Mercury may refer to:") describes none of them.
+A keyword with no sense gets no page; a search hit about something else is never a
+candidate. The candidates are scored by context-aware disambiguation
+(`names.disambiguate`) and the first three sentences of the chosen page's summary are
+kept (section 3.4, 5.1).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from verity.domain import Evidence, Retrieval
 from verity.errors import SourceUnavailableError
 from verity.llm.calllog import CallLog
-from verity.methods.zofia.keywords import disambiguate
+from verity.methods.zofia.names import disambiguate, find_name
 from verity.nlp.embed import Encoder
 from verity.nlp.text import split_sentences
 from verity.sources.base import PageSource, Source
-
-_SPACES = re.compile(r"[\s_]+")
+from verity.sources.offline_wiki import names_sense
 
 Composition = Literal["and", "or"]
 
@@ -85,9 +87,12 @@ def compose(terms: Sequence[str], composition: Composition) -> str:
 
 
 def contains_all(evidence: Evidence, terms: Sequence[str]) -> bool:
-    """True when the passage (title or text) names every term, ignoring case."""
-    haystack = f"{evidence.title}\n{evidence.text}".casefold()
-    return all(t.casefold() in haystack for t in terms)
+    """True when the passage (title or text) names every term as whole words, ignoring case.
+
+    Whole words (`find_name`), so that "US" is not found in "because".
+    """
+    haystack = f"{evidence.title}\n{evidence.text}"
+    return all(find_name(haystack, t) is not None for t in terms)
 
 
 @dataclass
@@ -181,25 +186,20 @@ def first_sentences(text: str, n: int) -> str:
     return " ".join(split_sentences(text)[:n])
 
 
-def _plain(title: str) -> str:
-    return _SPACES.sub(" ", title).strip().casefold()
+@runtime_checkable
+class SenseSource(Protocol):
+    """A page source that knows which of its pages Wikipedia lists as a term's senses."""
+
+    name: str
+
+    def senses(self, term: str, limit: int = 10) -> list[Evidence]:
+        """At most ``limit`` sense pages of ``term``; never a disambiguation page."""
+        ...
 
 
-def names_sense(title: str, keyword: str) -> bool:
-    """True when a page title names the keyword: the same words, or "Keyword (qualifier)".
-
-    Case, underscores and repeated spaces do not matter:
-
-        names_sense("Mercury (planet)", "mercury")   # True
-        names_sense("Mercury Records", "Mercury")    # False
-    """
-    plain, key = _plain(title), _plain(keyword)
-    if not key:
-        return False
-    if plain == key:
-        return True
-    rest = plain.removeprefix(key)
-    return rest != plain and rest.startswith(" (") and rest.endswith(")") and len(rest) > 3
+def is_listing(page: Evidence) -> bool:
+    """True for a disambiguation page, which lists senses and is none of them."""
+    return bool(page.metadata.get("disambiguation"))
 
 
 def sense_candidates(
@@ -210,27 +210,35 @@ def sense_candidates(
     before: date | None,
     log: CallLog,
 ) -> tuple[list[Evidence], list[str]]:
-    """The pages of one source that are senses of ``keyword``, and the hits turned away.
+    """The pages of one source that are senses of ``keyword``, and the pages turned away.
 
-    The exact title (or the provider's redirect) comes first, then "Keyword (qualifier)"
-    pages among the source's top ``k`` search hits. A fuzzy title match is not a sense.
+    A `SenseSource` lists at most ``k`` senses itself. Otherwise the exact title (or the
+    provider's redirect) comes first, then "Keyword (qualifier)" and "Keyword, qualifier"
+    pages among the source's top ``k`` search hits. A fuzzy title match is not a sense, and
+    neither is a disambiguation page (`is_listing`).
     """
-    pages: list[Evidence] = []
+    listed = isinstance(source, SenseSource)
+    exact: Evidence | None = None
     try:
-        exact = source.lookup(keyword, fuzzy=False)
-        found = source.search(keyword, k, before=before)
+        if isinstance(source, SenseSource):
+            found = source.senses(keyword, k)
+        else:
+            exact = source.lookup(keyword, fuzzy=False)
+            found = source.search(keyword, k, before=before)
     except SourceUnavailableError as exc:
         log.add_retrieval(Retrieval(source=source.name, query=keyword, k=k, error=str(exc)))
         return [], []
     log.add_retrieval(Retrieval(source=source.name, query=keyword, k=k, results=tuple(found)))
-    if exact is not None:
-        pages.append(exact)
+    pages: list[Evidence] = []
     rejected: list[str] = []
-    for hit in found:
-        if names_sense(hit.title, keyword):
-            pages.append(hit)
+    for page in [exact, *found] if exact is not None else found:
+        # A source's own sense list needs no title check ("George Washington" is a sense
+        # of "Washington"); a search hit must be titled by the keyword.
+        is_sense = listed or page is exact or names_sense(page.title, keyword)
+        if is_sense and not is_listing(page):
+            pages.append(page)
         else:
-            rejected.append(hit.title)
+            rejected.append(page.title)
     return pages, rejected
 
 
@@ -247,8 +255,8 @@ def wikipedia_sense(
 ) -> WikiSense:
     """Pick the sense of ``keyword`` whose description fits its context best (eq. 7).
 
-    ``candidates`` is how many search hits per source are looked through for
-    "Keyword (qualifier)" titles.
+    ``candidates`` is how many senses a `SenseSource` lists at most, or how many search
+    hits of another page source are looked through for sense titles.
     """
     sense = WikiSense(keyword=keyword, context=context)
     pages: list[Evidence] = []
@@ -265,7 +273,7 @@ def wikipedia_sense(
     if not pages:
         return sense
     descriptions = [first_sentences(p.text, 1) or p.title for p in pages]
-    if keyword.casefold() not in context.casefold():
+    if find_name(context, keyword) is None:
         # A term the article does not spell out (an LLM-named entity) gets itself as
         # its context, so eq. 7 still has a mention to replace.
         context = f"{keyword}. {context}"
