@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from verity import events, schedule
-from verity.domain import Article, Claim, Evidence, Verdict
+from verity.domain import Article, Claim, Evidence, Trace, Verdict
 from verity.errors import ConfigError, UnknownNameError, VerityError
 from verity.llm.calllog import collecting
 from verity.llm.spec import ModelSet
@@ -130,7 +130,20 @@ class MethodBase:
                 }
             )
         events.check_ended(self.name, verdict.label, wall)
-        return verdict.model_copy(update={"usage": usage})
+        return verdict.model_copy(update={"usage": usage, "trace": self._named(verdict.trace)})
+
+    def _named(self, trace: Trace) -> Trace:
+        """The trace, saying what ran when it is not the method as its paper ran it.
+
+        A method that knows (``variant_kind()``: ToE untrained, a baseline with a
+        substitute part) says so in every verdict, so a reader of one verdict, in the web
+        UI or a JSON file, sees it without the run's manifest.
+        """
+        kind = getattr(self, "variant_kind", None)
+        if not callable(kind) or "variant_kind" in (trace.model_extra or {}):
+            return trace
+        named = str(kind())
+        return trace if named == "paper" else trace.model_copy(update={"variant_kind": named})
 
     def runs_parallel(self) -> bool:
         """Whether independent model calls run at once: the setting, else the models say."""

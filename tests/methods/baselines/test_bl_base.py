@@ -202,3 +202,28 @@ def test_verity_methods_marks_each_substitute_beside_its_paper() -> None:
     result = CliRunner().invoke(app, ["methods"], env={"COLUMNS": "250"})
     assert result.exit_code == 0, result.output
     assert result.output.count("[substitute:") == len(SUBSTITUTES)
+
+
+class _Answering(_Closed):
+    async def check(self, subject, evidence):
+        from pydantic import BaseModel
+
+        class _Judgement(BaseModel):
+            label: str = "SUPPORTED"
+            explanation: str = "as given"
+
+        return self.verdict(subject, _Judgement(), CallLog())
+
+
+class _AnsweringStandin(_Answering):
+    substitute: ClassVar[str] = "a written rule set in place of learned rules"
+
+
+def test_a_substitutes_every_verdict_names_what_ran_and_the_papers_verdict_does_not() -> None:
+    claim = Claim(text="The Eiffel Tower is in Paris.")
+    standin = _AnsweringStandin(models=_models()).verify(claim)
+    assert standin.trace.model_dump()["variant_kind"] == (
+        "substitute: a written rule set in place of learned rules"
+    )
+    as_published = _Answering(models=_models()).verify(claim)
+    assert "variant_kind" not in as_published.trace.model_dump()
