@@ -9,6 +9,13 @@ recipe's wall time and, at the end, a table of the figures it wrote.
     .venv/bin/python bench/usage_estimates.py                       # every recipe (long)
     .venv/bin/python bench/usage_estimates.py --recipes zofia-t3 --sample 1 --no-write
     .venv/bin/python bench/usage_estimates.py --ship-only        # ship an earlier run's figures
+    .venv/bin/python bench/usage_estimates.py --ship-only --work DIR --only defgen \\
+        --how "verity bench --sample 2 on each dataset and setting shipped before"
+
+``--only`` replaces the shipped records of the methods it names with those measured in
+``--work`` (by any runs: recipes, or `verity bench` with ``VERITY_CACHE_DIR=DIR/cache``)
+and keeps every other shipped record; ``--how`` says how they were measured, for the
+file's protocol line. It is for a method whose calls changed while the others did not.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ def main() -> None:
     parser.add_argument(
         "--ship-only", action="store_true", help="ship the figures already in --work, run nothing"
     )
+    parser.add_argument("--only", action="append", default=[], help="replace these methods only")
+    parser.add_argument("--how", default="", help="--only: how the new records were measured")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
     from verity.bench.recipes.schema import recipe_names
@@ -66,7 +75,10 @@ def main() -> None:
         if done.returncode not in (0, 6):
             print(done.stderr[-2000:])
     records = json.loads((cache / "estimates" / "usage.json").read_text())["records"]
-    shipped = _ship(list(records.values()), recipes, args.sample)
+    if args.only:
+        shipped = _replace(list(records.values()), args.only, args.how)
+    else:
+        shipped = _ship(list(records.values()), recipes, args.sample)
     _show(shipped["records"])
     if not args.no_write:
         SHIPPED.write_text(_one_record_a_line(shipped), encoding="utf-8")
@@ -93,6 +105,22 @@ def _ship(records: list[dict], recipes: list[str], sample: int) -> dict:
             f"--sample 1) for {', '.join(recipes)}, on a fresh cache; bench/usage_estimates.py"
         ),
         "records": sorted(merged.values(), key=lambda r: (r["method"], r["dataset"], r["setting"])),
+    }
+
+
+def _replace(records: list[dict], methods: list[str], how: str) -> dict:
+    """The shipped file with ``methods``' records measured again, every other kept."""
+    old = json.loads(SHIPPED.read_text(encoding="utf-8"))
+    new = _ship([r for r in records if r["method"] in methods], [], 0)["records"]
+    if not new:
+        raise SystemExit(f"no records of {methods} in the work folder's usage")
+    kept = [r for r in old["records"] if r["method"] not in methods]
+    protocol = f"{old['protocol']}; {', '.join(methods)} measured again on "
+    protocol += f"{dt.date.today().isoformat()}: {how or 'see bench/usage_estimates.py'}"
+    return {
+        **old,
+        "protocol": protocol,
+        "records": sorted(kept + new, key=lambda r: (r["method"], r["dataset"], r["setting"])),
     }
 
 
