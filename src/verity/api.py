@@ -25,6 +25,7 @@ from verity.config import DEFAULT_BUDGET, Settings
 from verity.domain import Article, Claim, Verdict
 from verity.errors import BadInputError
 from verity.events import Listener
+from verity.grounding import MODES, Mode
 from verity.limits import Limits, check_subject_size
 from verity.llm.budget import Budget, spending
 from verity.llm.spec import ModelSet, ModelSettings
@@ -114,13 +115,22 @@ def load_method(
     base_url: str | None = None,
     sources: Sequence[str] = ("offline-wiki",),
     roles: Mapping[str, ModelSettings] | None = None,
+    grounding: Mode = "off",
     **config: Any,
 ) -> Method:
-    """A ready method: its models built from specs, its sources by name."""
+    """A ready method: its models built from specs, its sources by name.
+
+    ``grounding`` (off, on, strict) checks each verdict's explanation against what it
+    cites (`verity.grounding`), one more call of the ``grounding`` role's model.
+    """
+    if grounding not in MODES:
+        raise BadInputError(f"grounding must be one of {', '.join(MODES)}, not {grounding!r}")
     models = ModelSet.from_settings(_model_settings(model, base_url), roles)
-    return _load_registered(
+    method = _load_registered(
         name, models=models, sources=[shared_source(s) for s in sources], **config
     )
+    method.grounding = grounding  # type: ignore[attr-defined]
+    return method
 
 
 def method_from_settings(settings: Settings, kind: SubjectType = Claim) -> Method:
@@ -131,6 +141,7 @@ def method_from_settings(settings: Settings, kind: SubjectType = Claim) -> Metho
         model=settings.model,
         sources=settings.sources,
         roles=settings.roles,
+        grounding=settings.grounding,
         **settings_for(name, settings.methods),
     )
 
@@ -144,9 +155,12 @@ def check(
     sources: Sequence[str] = ("offline-wiki",),
     on_event: Listener | None = None,
     budget: Budget | None = None,
+    grounding: Mode = "off",
     **config: Any,
 ) -> Verdict:
     """Check one claim (or article) and return the verdict with its evidence and trace.
+
+    ``grounding`` "on" or "strict" adds the verdict's `Grounding` (`verity.grounding`).
 
     ``method`` None is ``rag`` for a claim and ``zofia`` for an article. ``on_event`` is
     called with each `Event` of the check as it happens (`verity.events`). ``budget``
@@ -156,7 +170,9 @@ def check(
     """
     target = as_subject(subject)
     name = resolve_method(method, type(target))
-    built = load_method(name, model=model, base_url=base_url, sources=sources, **config)
+    built = load_method(
+        name, model=model, base_url=base_url, sources=sources, grounding=grounding, **config
+    )
     with events.listening(on_event), spending(budget or DEFAULT_BUDGET):
         return built.verify(target)
 
@@ -170,11 +186,14 @@ async def acheck(
     sources: Sequence[str] = ("offline-wiki",),
     on_event: Listener | None = None,
     budget: Budget | None = None,
+    grounding: Mode = "off",
     **config: Any,
 ) -> Verdict:
     """Async twin of `check`."""
     target = as_subject(subject)
     name = resolve_method(method, type(target))
-    built = load_method(name, model=model, base_url=base_url, sources=sources, **config)
+    built = load_method(
+        name, model=model, base_url=base_url, sources=sources, grounding=grounding, **config
+    )
     with events.listening(on_event), spending(budget or DEFAULT_BUDGET):
         return await built.averify(target)

@@ -57,7 +57,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -111,6 +111,10 @@ class Settings(BaseModel):
     run_budget: Budget = Budget()
     prices: dict[str, Price] = Field(default_factory=dict)
     service: ServiceLimits = ServiceLimits()
+    # Each verdict's explanation checked against what it cites (`verity.grounding`): on
+    # for ``verity check``, batches and the service; ``grounding = "off"`` in a settings
+    # file (or ``--grounding off``) restores a check's cost exactly.
+    grounding: Literal["off", "on", "strict"] = "on"
 
     @field_validator("budget")
     @classmethod

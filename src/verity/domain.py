@@ -245,6 +245,59 @@ class Event(_Frozen):
     data: EventData = Field(default_factory=dict)
 
 
+GroundingStatus = Literal["supported", "contradicted", "unsupported", "no_claim", "unchecked"]
+
+
+class Reference(_Frozen):
+    """A passage an explanation may lean on, under the id the method shows it by.
+
+    ``id`` is what a sentence cites: ``1`` for ``[1]``, ``T3`` for a graph fact ``[T3]``,
+    ``S2`` for LoCal's second sub-task. ``kind`` says what it is (``passage``, ``fact``,
+    ``subtask``, ``quote``, ``node``).
+    """
+
+    id: str
+    text: str
+    kind: str = "passage"
+    title: str = ""
+
+
+class GroundedSentence(_Frozen):
+    """One sentence of an explanation, where it is, what it cites and how it stands.
+
+    ``start`` and ``end`` index the verdict's ``explanation``. ``cites`` are the references
+    the sentence names itself; ``found`` those the checker read as bearing on it.
+    """
+
+    text: str
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    status: GroundingStatus
+    cites: tuple[str, ...] = ()
+    found: tuple[str, ...] = ()
+
+
+class Grounding(_Frozen):
+    """How far a verdict's explanation rests on the evidence it cites (`verity.grounding`).
+
+    ``grounded_share``: supported sentences over sentences with factual content (None when
+    there are none). ``consistent_with_label``: whether the explanation argues for the
+    label it carries (None when the checker cannot tell). ``flags`` name what a reader
+    must know (``contradicts_label``, ``nothing_supports``, ``contradicted_sentence``);
+    ``error`` says why the check could not run, the verdict itself being kept.
+    """
+
+    mode: Literal["on", "strict"]
+    checker: str
+    sentences: tuple[GroundedSentence, ...] = ()
+    references: tuple[Reference, ...] = ()
+    grounded_share: Probability | None = None
+    consistent_with_label: bool | None = None
+    flags: tuple[str, ...] = ()
+    error: str | None = None
+    usage: Usage = Usage()
+
+
 class Verdict(_Frozen):
     """A method's decision about a claim or article, with the evidence and trace behind it."""
 
@@ -256,6 +309,8 @@ class Verdict(_Frozen):
     trace: Trace = Trace()
     method: str
     subject: Claim | Article
+    # Filled after the method answers, when grounding is on (`verity.grounding`).
+    grounding: Grounding | None = None
 
     @field_validator("evidence", mode="before")
     @classmethod
@@ -298,5 +353,6 @@ class Verdict(_Frozen):
                 for ev in self.evidence
             ],
             "usage": self.usage.model_dump(),
+            **({"grounding": self.grounding.model_dump(mode="json")} if self.grounding else {}),
             "trace": self.trace.model_dump(mode="json"),
         }

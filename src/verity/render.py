@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from verity.domain import Article, Label, Usage, Verdict
+from verity.domain import Article, Grounding, Label, Usage, Verdict
 from verity.errors import ConfigError
 from verity.redact import redact_url
 
@@ -86,6 +86,8 @@ def verdict(console: Console, v: Verdict) -> None:
     )
     if v.explanation:
         console.print(text(shown_explanation(v)))
+    if v.grounding is not None:
+        grounding(console, v.grounding, v.label.value)
     if v.evidence:
         console.print(Text("\nEvidence", style="bold"))
         for i, ev in enumerate(v.evidence, start=1):
@@ -103,6 +105,41 @@ def verdict(console: Console, v: Verdict) -> None:
             snippet = ev.text if len(ev.text) <= 300 else ev.text[:300].rstrip() + " ..."
             console.print(text(f"    {snippet}", "dim"))
     console.print("\n" + usage_line(v.usage), style="dim")
+
+
+_MARKS = {"contradicted": ("contradicted", "bold red"), "unsupported": ("not supported", "yellow")}
+
+
+def grounding(console: Console, g: Grounding, label: str) -> None:
+    """How the explanation stands on what it cites: a warning, then the sentences at fault.
+
+    A verdict is never relabelled: a flagged one keeps its label, and says why it should
+    not be taken at its word.
+    """
+    if g.error:
+        console.print(text(f"Grounding not checked: {g.error}", "dim"))
+        return
+    if g.consistent_with_label is False:
+        console.print(text(f"warning: the explanation argues against {label}", "bold red"))
+    if g.mode == "strict" and g.flags:
+        console.print(
+            text(f"UNGROUNDED ({', '.join(g.flags)}): read this verdict with care", "bold red")
+        )
+    for sentence in g.sentences:
+        mark = _MARKS.get(sentence.status)
+        if mark is None:
+            continue
+        cites = f" (cites {', '.join(sentence.cites)})" if sentence.cites else ""
+        console.print(Text.assemble((f"  {mark[0]}: ", mark[1]), text(sentence.text + cites)))
+    factual = [s for s in g.sentences if s.status in ("supported", "contradicted", "unsupported")]
+    supported = sum(s.status == "supported" for s in factual)
+    console.print(
+        text(
+            f"grounded: {supported} of {len(factual)} factual sentence(s) supported by what "
+            f"they cite, checked by {g.checker}",
+            "dim",
+        )
+    )
 
 
 def usage_line(u: Usage) -> str:

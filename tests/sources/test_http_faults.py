@@ -69,6 +69,9 @@ def check(cli: CliRun, searx: FaultServer, judge: FaultServer) -> Run:
         [
             "check",
             "The Eiffel Tower is in Paris.",
+            # The judge's requests counted are the method's own, not the grounding call's.
+            "--grounding",
+            "off",
             "--method",
             "rag",
             "--source",

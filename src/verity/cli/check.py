@@ -38,6 +38,7 @@ from verity.cli.output import (
     exit_code,
     out,
     say,
+    with_grounding,
 )
 from verity.errors import BadInputError, VerityError
 from verity.jsonl import json_line, json_text
@@ -104,6 +105,13 @@ def check(
     run_max_tokens: RunTokensOpt = None,
     run_max_seconds: RunSecondsOpt = None,
     run_max_cost: RunCostOpt = None,
+    grounding: Annotated[
+        str | None,
+        typer.Option(
+            help="Check the explanation against what it cites: on | strict | off "
+            "(default: the settings file's grounding, else on)."
+        ),
+    ] = None,
     config: ConfigOpt = None,
 ) -> None:
     """Check a claim, an article with --article, or a batch with --input and --output."""
@@ -121,6 +129,7 @@ def check(
         api_key_env=api_key_env,
         sources=source,
     )
+    settings = with_grounding(settings, grounding)
     _one_input(claim, article, input_file)
     run_options = (run_max_calls, run_max_tokens, run_max_seconds, run_max_cost)
     budget, run_budget = budgets(

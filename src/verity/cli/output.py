@@ -170,3 +170,12 @@ def budget_from(
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise BadInputError(f"budget {where}: {first['msg']}") from exc
+
+
+def with_grounding(settings: Settings, grounding: str | None) -> Settings:
+    """The settings with ``--grounding`` applied (None: the settings' own, default on)."""
+    if grounding is None:
+        return settings
+    if grounding not in ("off", "on", "strict"):
+        raise BadInputError(f"--grounding must be on, strict or off, not {grounding!r}")
+    return settings.model_copy(update={"grounding": grounding})

@@ -29,8 +29,10 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from verity import events, schedule
-from verity.domain import Article, Claim, Evidence, Trace, Verdict
+from verity.domain import Article, Claim, Evidence, Reference, Trace, Verdict
 from verity.errors import ConfigError, UnknownNameError, VerityError
+from verity.grounding.check import Mode, ground
+from verity.grounding.cite import passages
 from verity.llm.calllog import collecting
 from verity.llm.spec import ModelSet
 from verity.sources.base import Source
@@ -88,13 +90,18 @@ class MethodBase:
     the calls on the critical path, the wall time and the time outside model calls. A
     check that fails with a `VerityError` (its budget spent, a model that gave no valid
     answer) carries what it did so far: the error's ``usage`` and ``trace``.
-    `verify` is `averify` in an event loop of its own.
+    `verify` is `averify` in an event loop of its own. With ``grounding`` on, the verdict
+    then gains its `Grounding` (`verity.grounding`), from one call of the ``grounding``
+    role's model over `references`.
     """
 
     name: ClassVar[str]
     accepts: ClassVar[tuple[type[Claim] | type[Article], ...]]
     config: MethodConfig
     models: ModelSet
+    # Whether each verdict's explanation is checked against what it cites
+    # (`verity.grounding`); the caller sets it (`load_method(grounding=...)`).
+    grounding: Mode = "off"
 
     async def check(
         self, subject: Claim | Article, evidence: Sequence[Evidence] | None
@@ -130,7 +137,25 @@ class MethodBase:
                 }
             )
         events.check_ended(self.name, verdict.label, wall)
-        return verdict.model_copy(update={"usage": usage, "trace": self._named(verdict.trace)})
+        verdict = verdict.model_copy(update={"usage": usage, "trace": self._named(verdict.trace)})
+        if self.grounding == "off":
+            return verdict
+        # After the check, outside its call log: the method's usage and critical path stay
+        # its paper's, and the checker's call is counted in the grounding's own usage.
+        found = await ground(
+            verdict, self.references(verdict), self.models.for_role("grounding"),
+            mode=self.grounding,
+        )  # fmt: skip
+        return verdict.model_copy(update={"grounding": found})
+
+    def references(self, verdict: Verdict) -> list[Reference]:
+        """What the explanation may cite, by the ids the method's prompts show them by.
+
+        By default the verdict's passages, numbered from 1 as ``[1]``; a method whose
+        explanation leans on its own records (sub-task answers, graph facts, tree nodes)
+        gives those too.
+        """
+        return passages(verdict)
 
     def _named(self, trace: Trace) -> Trace:
         """The trace, saying what ran when it is not the method as its paper ran it.

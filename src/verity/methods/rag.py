@@ -21,7 +21,8 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from verity.domain import Article, Claim, Evidence, Label, Verdict
+from verity.domain import Article, Claim, Evidence, Label, Reference, Verdict
+from verity.grounding.cite import reference
 from verity.llm.calllog import CallLog
 from verity.llm.spec import ModelSet
 from verity.llm.step import Step
@@ -119,6 +120,21 @@ class RagMethod(MethodBase):
         step, inputs = self._prompt(subject, evidence)
         judgement = await step.arun(self.model, log=log, **inputs)
         return self._verdict(subject, query, evidence, judgement, log)
+
+    def references(self, verdict: Verdict) -> list[Reference]:
+        """The kept passages under the numbers the prompt showed them by.
+
+        The verdict keeps only the passages the answer cited, in the order cited; its
+        explanation still names them by their place in the prompt (``[3]``).
+        """
+        trace = verdict.trace.model_extra or {}
+        shown = trace.get("shown") or []
+        cited = [n for n in dict.fromkeys(trace.get("cited") or []) if 1 <= n <= len(shown)]
+        numbers = cited if cited else list(range(1, len(verdict.evidence) + 1))
+        return [
+            reference(str(n), ev.text, "passage", ev.title or "")
+            for n, ev in zip(numbers, verdict.evidence, strict=False)
+        ]
 
     def _query(self, subject: Claim | Article) -> str:
         return retrieval_query(subject) if isinstance(subject, Article) else subject.text

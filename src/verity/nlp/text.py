@@ -68,6 +68,34 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans ``(start, end)`` of the sentences of ``text``, in order.
+
+    The same sentences as `split_sentences`, but as places in ``text`` itself (leading
+    and trailing whitespace left out), so that a reader can be shown each one where it is.
+
+        sentence_spans("It rains. It pours.")  # [(0, 9), (10, 19)]
+    """
+    spans: list[tuple[int, int]] = []
+    offset = 0
+    for paragraph in _PARAGRAPH_BREAK.split(text):
+        start_of = text.index(paragraph, offset) if paragraph else offset
+        offset = start_of + len(paragraph)
+        if not paragraph.strip():
+            continue
+        for piece_at in range(0, len(paragraph), _MAX_PARAGRAPH_CHARS):
+            piece = paragraph[piece_at : piece_at + _MAX_PARAGRAPH_CHARS]
+            base = start_of + piece_at
+            for sent in _sentencizer()(piece).sents:
+                raw = sent.text
+                stripped = raw.strip()
+                if stripped:
+                    lead = len(raw) - len(raw.lstrip())
+                    begin = base + sent.start_char + lead
+                    spans.append((begin, begin + len(stripped)))
+    return spans
+
+
 def _word_count(sentence: str) -> int:
     return len(sentence.split())
 
