@@ -237,3 +237,27 @@ def test_the_terminal_marks_the_sentences_at_fault_and_warns_of_the_label() -> N
     assert "UNGROUNDED (contradicts_label, contradicted_sentence, nothing_supports)" in shown
     assert "not supported: The claim is not supported by the evidence provided." in shown
     assert "grounded: 0 of 2 factual sentence(s)" in shown
+
+
+def test_a_watcher_sees_the_grounding_milestone() -> None:
+    from verity import events
+
+    seen = []
+    checker_says = _answer([(1, "supported", [])], "no")
+    models, _ = _fake_models(_direct("It is in Paris."), checker_says)
+    method = load_method("direct", models=models)
+    method.grounding = "on"
+    with events.listening(seen.append):
+        method.verify(CLAIM)
+    (milestone,) = [e for e in seen if e.kind == "milestone" and e.name == "grounding"]
+    assert milestone.message == (
+        "grounding: 1 of 1 factual sentence(s) supported; the explanation argues against the label"
+    )
+    assert milestone.data == {
+        "supported": 1,
+        "factual": 1,
+        "consistent": False,
+        "flags": "contradicts_label",
+    }
+    # It comes after the check's end: the check's own progress is unchanged.
+    assert [e.kind for e in seen].index("check.end") < seen.index(milestone)

@@ -31,6 +31,7 @@ from verity.bench.loaders.liar import (
     load_liar_train,
 )
 from verity.bench.loaders.news import load_gossipcop, load_politifact, load_politifact_pp
+from verity.bench.loaders.pairs import load_climate_fever_evidence
 from verity.bench.loaders.summeval import load_summeval
 from verity.bench.loaders.wikipedia import (
     load_climate_fever,
@@ -66,6 +67,8 @@ _LOADERS: dict[str, Loader] = {
     "averitec": load_averitec,
     "averitec-binary": load_averitec_binary,
     "climate-fever": load_climate_fever,
+    # Pairs of one claim and one sentence, the sentence's own label (a sentence judge's set).
+    "climate-fever-evidence": load_climate_fever_evidence,
     "summeval": load_summeval,
 }
 # Shipped inside the package: loaded without the data folder.

@@ -30,6 +30,7 @@ import typer
 from verity.cli.adv import adv_app
 from verity.cli.bench import bench
 from verity.cli.check import check
+from verity.cli.grounding import grounding_app
 from verity.cli.info import methods, models, sources
 from verity.cli.keys import keys_app
 from verity.cli.optimize import optimize_command
@@ -58,6 +59,7 @@ app.command("serve")(serve)
 app.add_typer(index_app, name="index")
 app.add_typer(kg_app, name="kg")
 app.add_typer(adv_app, name="adv")
+app.add_typer(grounding_app, name="grounding")
 app.add_typer(keys_app, name="keys")
 
 

@@ -26,6 +26,7 @@ Flags (never a new label: the verdict is shown as the method gave it, flagged):
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import Literal
 
@@ -48,6 +49,8 @@ from verity.llm.client import ModelClient
 from verity.llm.step import Delimited, Step, data_block, inert
 
 Mode = Literal["off", "on", "strict"]
+# The statuses of a sentence that states a fact.
+_FACTUAL = ("supported", "contradicted", "unsupported")
 MODES: tuple[Mode, ...] = ("off", "on", "strict")
 
 # Sentences of one explanation the checker reads; an explanation past it is checked up to
@@ -147,8 +150,8 @@ async def ground(
             claim=_subject_text(verdict),
             label=verdict.label.value,
             meaning=_MEANING[verdict.label],
-            sentences=_numbered(sentences[:MAX_SENTENCES]),
-            references=_listed(refs),
+            sentences=numbered_sentences(sentences[:MAX_SENTENCES]),
+            references=listed_references(refs),
         )
     except VerityError as exc:
         return Grounding(
@@ -159,7 +162,28 @@ async def ground(
             error=f"{type(exc).__name__}: {exc}"[:300],
             usage=log.usage(),
         )
-    return settle(sentences, refs, answer, mode=mode, checker=checker, usage=log.usage())
+    found = settle(sentences, refs, answer, mode=mode, checker=checker, usage=log.usage())
+    _announce(log, found)
+    return found
+
+
+def _announce(log: CallLog, found: Grounding) -> None:
+    """The ``grounding`` milestone: what a watcher of the check sees of the result."""
+    factual = [s for s in found.sentences if s.status in _FACTUAL]
+    supported = sum(s.status == "supported" for s in factual)
+    message = f"grounding: {supported} of {len(factual)} factual sentence(s) supported"
+    if found.consistent_with_label is False:
+        message += "; the explanation argues against the label"
+    # A time budget spent just now stops nothing: the grounding is done, keep it.
+    with contextlib.suppress(VerityError):
+        log.milestone(
+            "grounding",
+            message,
+            supported=supported,
+            factual=len(factual),
+            consistent=found.consistent_with_label,
+            flags=",".join(found.flags),
+        )
 
 
 def settle(
@@ -193,7 +217,7 @@ def settle(
             # Nothing it may lean on was named: the statement rests on nothing shown.
             status = "unsupported"
         out.append(sentence.model_copy(update={"status": status, "found": found}))
-    factual = [s for s in out if s.status in ("supported", "contradicted", "unsupported")]
+    factual = [s for s in out if s.status in _FACTUAL]
     share = sum(s.status == "supported" for s in factual) / len(factual) if factual else None
     consistent = {"yes": True, "no": False, "unclear": None}[answer.argues_for_label]
     flags: list[str] = []
@@ -222,7 +246,8 @@ def _sentence(text: str, start: int, end: int, known: dict[str, Reference]) -> G
     return GroundedSentence(text=body, start=start, end=end, status="unchecked", cites=cited(body))
 
 
-def _numbered(sentences: Sequence[GroundedSentence]) -> str:
+def numbered_sentences(sentences: Sequence[GroundedSentence]) -> str:
+    """The sentences as the checker reads them: numbered, each in its own block."""
     lines = []
     for n, sentence in enumerate(sentences, start=1):
         cites = ", ".join(sentence.cites) if sentence.cites else "none"
@@ -231,7 +256,8 @@ def _numbered(sentences: Sequence[GroundedSentence]) -> str:
     return Delimited("\n".join(lines))
 
 
-def _listed(references: Sequence[Reference]) -> str:
+def listed_references(references: Sequence[Reference]) -> str:
+    """The references as the checker reads them: each id before its own block."""
     if not references:
         return Delimited("(none)")
     return Delimited(

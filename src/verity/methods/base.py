@@ -33,6 +33,7 @@ from verity.domain import Article, Claim, Evidence, Reference, Trace, Verdict
 from verity.errors import ConfigError, UnknownNameError, VerityError
 from verity.grounding.check import Mode, ground
 from verity.grounding.cite import passages
+from verity.grounding.report import with_section
 from verity.llm.calllog import collecting
 from verity.llm.spec import ModelSet
 from verity.sources.base import Source
@@ -146,7 +147,8 @@ class MethodBase:
             verdict, self.references(verdict), self.models.for_role("grounding"),
             mode=self.grounding,
         )  # fmt: skip
-        return verdict.model_copy(update={"grounding": found})
+        # A method's Markdown trace report (LoCal, ZoFia, ToE) gains the grounding section.
+        return with_section(verdict.model_copy(update={"grounding": found}))
 
     def references(self, verdict: Verdict) -> list[Reference]:
         """What the explanation may cite, by the ids the method's prompts show them by.

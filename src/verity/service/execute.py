@@ -51,6 +51,7 @@ class Plan:
     roles: dict[str, ModelSettings] = field(default_factory=dict)
     sources: tuple[str, ...] = ()
     settings: dict[str, Any] = field(default_factory=dict)
+    grounding: str = "off"
 
     def key(self) -> str:
         """A stable text naming this plan (settings in sorted order)."""
@@ -61,6 +62,7 @@ class Plan:
                 "roles": {r: m.model_dump(mode="json") for r, m in sorted(self.roles.items())},
                 "sources": self.sources,
                 "settings": self.settings,
+                "grounding": self.grounding,
             },
             sort_keys=True,
             default=str,
@@ -96,6 +98,7 @@ def plan(request: CheckRequest, defaults: Settings) -> Plan:
         roles=roles,
         sources=tuple(request.sources or defaults.sources),
         settings={**settings_for(name, defaults.methods), **request.settings},
+        grounding=request.grounding or defaults.grounding,
     )
 
 
@@ -149,6 +152,7 @@ class LocalExecutor:
                 model=chosen.model,
                 sources=chosen.sources,
                 roles=chosen.roles,
+                grounding=chosen.grounding,  # type: ignore[arg-type]
                 **chosen.settings,
             )
             models = getattr(built, "models", None)

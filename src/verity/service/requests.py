@@ -18,7 +18,7 @@ registries before a job is queued, and the texts only ever reach a method as dat
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -100,7 +100,8 @@ class CheckRequest(BaseModel):
     ``/v1/sources`` list what may be named). ``date`` is the retrieval cutoff (evidence
     published later is not used); ``speaker`` is for a claim only. ``settings`` are the
     method's own settings, as in a ``[methods.NAME]`` table of ``verity.toml``, those a
-    request may set. ``budget`` lowers what the check may spend below the server's
+    request may set. ``grounding`` (off, on, strict) checks the explanation against what
+    it cites. ``budget`` lowers what the check may spend below the server's
     ceiling for the caller (it may not raise it); the job keeps the budget it ran with.
     """
 
@@ -116,6 +117,9 @@ class CheckRequest(BaseModel):
     speaker: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
     settings: dict[Name, Any] = Field(default_factory=dict, max_length=MAX_SETTINGS)
     budget: Budget | None = None
+    # The explanation checked against what it cites (`verity.grounding`); unset: the
+    # server's setting (on unless its verity.toml says otherwise).
+    grounding: Literal["off", "on", "strict"] | None = None
 
     @field_validator("claim")
     @classmethod

@@ -5,18 +5,23 @@
     view.label, view.confidence               # 'REFUTED', '0.48'
     [e.href for e in view.evidence]           # http(s) links only, else None
     view.reasoning.kind                       # 'toe': the template that draws it
+    [(p.text, p.status) for p in view.grounding.pieces]   # the explanation, by sentence
 
 The functions here are pure: a record in, frozen dataclasses out, nothing escaped (the
 templates escape every text). Each method's own reasoning (LoCal's program, ZoFia's
 debate, WKGFC's subgraph, ToE's tree) comes from its trace keys, read by the module named
-after it; a method without one shows the generic parts only.
+after it; a method without one shows the generic parts only. A grounded verdict
+(`verity.grounding`) shows its explanation cut into pieces at the sentences' offsets, each
+with its status and links to the passages it cites: the cutting is done here, so that a
+template never slices a string.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, TypeGuard
 
 from verity.domain import Usage
 from verity.llm.prices import cost_text
@@ -28,6 +33,7 @@ from verity.service.views_common import (
     number,
     records,
     safe_href,
+    strings,
     text,
 )
 from verity.service.views_local import LocalView, local_view
@@ -53,6 +59,24 @@ _READERS: dict[str, Callable[[Mapping[str, Any]], Reasoning]] = {
     "toe": toe_view,
 }
 SNIPPET_CAP = 600
+# A grounding's statuses in words (`verity.grounding.check`): the page says each in text,
+# its colour only helps. A status not among them is shown as not checked.
+_STATUS_WORDS = {
+    "supported": "supported",
+    "contradicted": "contradicted",
+    "unsupported": "not supported",
+    "no_claim": "no claim",
+    "unchecked": "not checked",
+}
+_FACTUAL = ("supported", "contradicted", "unsupported")
+# What each flag of a grounding tells a reader (`verity.grounding.check.settle`).
+_FLAG_WORDS = {
+    "contradicts_label": "the explanation argues for another verdict",
+    "contradicted_sentence": "a sentence is contradicted by what it may lean on",
+    "nothing_supports": "no sentence that states a fact is supported",
+}
+# Ids of references are short ("1", "T3"); any other character of one is "_" in an anchor.
+_NOT_IN_ANCHOR = re.compile(r"[^A-Za-z0-9_-]")
 
 
 @dataclass(frozen=True)
@@ -68,6 +92,9 @@ class EvidenceView:
     snippet: str
     score: str
     details: tuple[tuple[str, str], ...]
+    # The ids a grounded explanation cites this passage by, when not its number here
+    # (``rag`` keeps the numbers its prompt showed: its second passage may be ``[3]``).
+    cited_as: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,6 +121,56 @@ class SearchView:
 
 
 @dataclass(frozen=True)
+class CiteLink:
+    """A reference one sentence leans on, and where on the page it is."""
+
+    id: str
+    href: str | None  # '#evidence-2', '#reference-T3'; None: the verdict holds no such one
+    cited: bool  # the sentence names it; else the checker found it
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A run of the explanation: one sentence with its status and links, or text between."""
+
+    text: str
+    status: str  # a key of _STATUS_WORDS; '' for the text between sentences
+    words: str  # the status in words
+    links: tuple[CiteLink, ...]
+    number: int  # the sentence's place in the grounding, from 1; 0 between sentences
+
+
+@dataclass(frozen=True)
+class ReferenceView:
+    """A reference the checker read that is none of the evidence passages (a graph fact)."""
+
+    id: str
+    anchor: str
+    kind: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class GroundingView:
+    """How the explanation stands on what it cites (`verity.grounding`), for the page."""
+
+    mode: str
+    checker: str
+    pieces: tuple[Piece, ...]
+    references: tuple[ReferenceView, ...]
+    supported: int
+    factual: int
+    share: str  # '0.50'; '' when no sentence states a fact
+    argues_against: bool  # the checker said the explanation argues for another label
+    flags: tuple[tuple[str, str], ...]  # each flag's name and what it means
+    ungrounded: bool  # strict mode and flagged: the page says so above the label
+    error: str
+    calls: int  # the checker's own calls and tokens, counted apart from the method's
+    tokens: int
+
+
+@dataclass(frozen=True)
 class VerdictView:
     """Everything the verdict part of a check's page shows."""
 
@@ -112,6 +189,7 @@ class VerdictView:
     calls: tuple[CallView, ...]
     searches: tuple[SearchView, ...]
     reasoning: Reasoning | None
+    grounding: GroundingView | None = None
 
 
 def verdict_view(record: Mapping[str, Any]) -> VerdictView:
@@ -130,6 +208,13 @@ def verdict_view(record: Mapping[str, Any]) -> VerdictView:
     reader = _READERS.get(method.partition("/")[0])
     # A method whose run is not its paper's (untrained, an ablation) says so in the trace.
     variant = text(trace.get("variant_kind"), 200)
+    explanation = text(record.get("explanation"))
+    evidence = evidence_views(record.get("evidence"), trace)
+    grounding = None
+    if isinstance(record.get("grounding"), Mapping):
+        grounding, evidence = grounding_view(
+            record["grounding"], explanation, record.get("evidence"), evidence
+        )
     return VerdictView(
         kind=kind,
         subject=subject,
@@ -140,8 +225,8 @@ def verdict_view(record: Mapping[str, Any]) -> VerdictView:
         tone=_TONES.get(label, "unsure"),
         confidence="n/a" if confidence is None else f"{confidence:.2f}",
         confidence_value=confidence,
-        explanation=text(record.get("explanation")),
-        evidence=evidence_views(record.get("evidence"), trace),
+        explanation=explanation,
+        evidence=evidence,
         usage=usage_rows(mapping(record.get("usage"))),
         calls=tuple(call_view(c) for c in records(trace.get("calls"))),
         searches=tuple(
@@ -154,6 +239,7 @@ def verdict_view(record: Mapping[str, Any]) -> VerdictView:
             for r in records(trace.get("retrievals"))
         ),
         reasoning=reader(trace) if reader is not None and trace else None,
+        grounding=grounding,
     )
 
 
@@ -180,6 +266,158 @@ def evidence_views(items: object, trace: Mapping[str, Any]) -> tuple[EvidenceVie
             )
         )
     return tuple(shown)
+
+
+def grounding_view(
+    grounding: Mapping[str, Any],
+    explanation: str,
+    items: object,
+    evidence: tuple[EvidenceView, ...],
+) -> tuple[GroundingView, tuple[EvidenceView, ...]]:
+    """The grounding for the page, and the evidence told the ids it is cited by.
+
+    ``explanation`` is the text the page shows (cut at `TEXT_CAP`): a sentence whose span
+    does not hold its own text there (past the cut, or a record edited by hand) is shown
+    as plain text, never as a slice of something else.
+    """
+    anchors, cited_as, others = reference_anchors(records(grounding.get("references")), items)
+    sentences = records(grounding.get("sentences"))
+    statuses = [_status(s.get("status")) for s in sentences]
+    factual = sum(status in _FACTUAL for status in statuses)
+    share = fraction(grounding.get("grounded_share"))
+    flags = strings(grounding.get("flags"), cap=8, size=60)
+    mode = "strict" if grounding.get("mode") == "strict" else "on"
+    usage = mapping(grounding.get("usage"))
+    view = GroundingView(
+        mode=mode,
+        checker=text(grounding.get("checker"), 120),
+        pieces=explanation_pieces(explanation, sentences, anchors),
+        references=others,
+        supported=statuses.count("supported"),
+        factual=factual,
+        share="" if share is None or not factual else f"{share:.2f}",
+        argues_against=grounding.get("consistent_with_label") is False,
+        flags=tuple((name, _FLAG_WORDS.get(name, "")) for name in flags),
+        ungrounded=mode == "strict" and bool(flags),
+        error=text(grounding.get("error"), 300),
+        calls=integer(usage.get("llm_calls")),
+        tokens=integer(usage.get("prompt_tokens")) + integer(usage.get("completion_tokens")),
+    )
+    told = tuple(
+        replace(ev, cited_as=cited_as[ev.number])
+        if cited_as.get(ev.number, (str(ev.number),)) != (str(ev.number),)
+        else ev
+        for ev in evidence
+    )
+    return view, told
+
+
+def reference_anchors(
+    references: list[Mapping[str, Any]], items: object
+) -> tuple[dict[str, str], dict[int, tuple[str, ...]], tuple[ReferenceView, ...]]:
+    """Where each reference id points on the page: its evidence passage, else its own item.
+
+    A reference is the passage whose text it holds (`verity.grounding.cite.passages` keeps
+    a passage's text with its spaces made single, cut to 1,500 characters), each passage
+    taken once, in order; a reference that is no passage (a graph fact, a sub-task) is
+    listed with the grounding. Returns the anchors by upper-cased id, the ids of each
+    passage by its number, and the references listed apart.
+    """
+    passages = [
+        " ".join(ev["text"].split()) if isinstance(ev.get("text"), str) else ""
+        for ev in records(items)
+    ]
+    taken: set[int] = set()
+    anchors: dict[str, str] = {}
+    cited_as: dict[int, tuple[str, ...]] = {}
+    others: list[ReferenceView] = []
+    for ref in references:
+        ident = text(ref.get("id"), 20)
+        key = ident.upper()
+        if not ident or key in anchors:
+            continue  # the first reference of an id is the one cited, as the checker keys them
+        body = " ".join(ref["text"].split()) if isinstance(ref.get("text"), str) else ""
+        number_ = _passage_of(body, passages, taken)
+        if number_ is not None:
+            taken.add(number_)
+            anchors[key] = f"#evidence-{number_}"
+            cited_as[number_] = (*cited_as.get(number_, ()), ident)
+            continue
+        anchor = "reference-" + _NOT_IN_ANCHOR.sub("_", ident)
+        anchors[key] = "#" + anchor
+        others.append(
+            ReferenceView(
+                id=ident,
+                anchor=anchor,
+                kind=text(ref.get("kind"), 30),
+                title=text(ref.get("title"), 300),
+                text=text(ref.get("text"), SNIPPET_CAP),
+            )
+        )
+    return anchors, cited_as, tuple(others)
+
+
+def _passage_of(body: str, passages: list[str], taken: set[int]) -> int | None:
+    """The number (from 1) of the first passage not yet taken whose text ``body`` holds."""
+    if not body:
+        return None
+    cut = body.endswith("…")
+    for number_, passage in enumerate(passages, start=1):
+        if number_ in taken:
+            continue
+        if passage == body or (cut and passage.startswith(body[:-1])):
+            return number_
+    return None
+
+
+def explanation_pieces(
+    explanation: str, sentences: list[Mapping[str, Any]], anchors: Mapping[str, str]
+) -> tuple[Piece, ...]:
+    """The explanation cut at its sentences' offsets: each sentence, and the text between."""
+    pieces: list[Piece] = []
+    at = 0
+    for number_, sentence in enumerate(sentences, start=1):
+        start, end = sentence.get("start"), sentence.get("end")
+        if not (_offset(start) and _offset(end)) or not at <= start <= end <= len(explanation):
+            continue
+        if explanation[start:end] != sentence.get("text"):
+            continue
+        if start > at:
+            pieces.append(Piece(explanation[at:start], "", "", (), 0))
+        status = _status(sentence.get("status"))
+        pieces.append(
+            Piece(
+                text=explanation[start:end],
+                status=status,
+                words=_STATUS_WORDS[status],
+                links=_links(sentence, anchors),
+                number=number_,
+            )
+        )
+        at = end
+    if not pieces:
+        return ()
+    if at < len(explanation):
+        pieces.append(Piece(explanation[at:], "", "", (), 0))
+    return tuple(pieces)
+
+
+def _offset(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _status(value: object) -> str:
+    return value if isinstance(value, str) and value in _STATUS_WORDS else "unchecked"
+
+
+def _links(sentence: Mapping[str, Any], anchors: Mapping[str, str]) -> tuple[CiteLink, ...]:
+    """The ids the sentence cites, then those the checker found that it does not cite."""
+    cites = strings(sentence.get("cites"), cap=16, size=20)
+    found = [i for i in strings(sentence.get("found"), cap=16, size=20) if i not in cites]
+    return tuple(
+        CiteLink(id=ident, href=anchors.get(ident.upper()), cited=named)
+        for ident, named in [(i, True) for i in cites] + [(i, False) for i in found]
+    )
 
 
 def _key(ev: Mapping[str, Any]) -> tuple[str, str]:
