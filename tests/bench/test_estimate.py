@@ -106,3 +106,18 @@ def test_bench_estimate_prints_the_bill_without_calling_a_model(
     rag = next(line for line in result.output.splitlines() if line.startswith("│ rag"))
     assert "80" in rag
     assert took < 10
+
+
+@needs_data
+def test_a_grounded_bench_estimate_counts_one_more_call_per_verdict(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    argv = ["bench", "--dataset", "liar", "--methods", "direct,rag", "--sample", "40",
+            "--model", "openai:gpt-4o-mini", "--data-dir", str(DATA), "--estimate"]  # fmt: skip
+    grounded = CliRunner().invoke(app, [*argv, "--grounding", "on"], env={"COLUMNS": "200"})
+    assert grounded.exit_code == 0, grounded.output
+    # 40 direct verdicts, and rag's 40 in each of its two leakage settings: 120.
+    assert "grounding on: one more call per verdict, 120 calls" in grounded.output
+    plain = CliRunner().invoke(app, argv, env={"COLUMNS": "200"})
+    assert "one more call per verdict" not in plain.output

@@ -33,7 +33,7 @@ from typing import Any
 
 from verity.bench.calibration import calibration, reliability_png
 from verity.bench.heatmap import ActionSummary, action_section, heatmap_png
-from verity.bench.metrics import OTHER, Metrics, Outcome
+from verity.bench.metrics import OTHER, Metrics, Outcome, usage_per_claim
 from verity.bench.paired import RESAMPLES, PairedComparison, compare_all
 from verity.bench.report_compare import (
     PAPER_METRICS,
@@ -42,7 +42,7 @@ from verity.bench.report_compare import (
     comparison_lines,
 )
 from verity.bench.report_plots import confusion_figure, metrics_figure, png
-from verity.domain import Label
+from verity.domain import Label, Usage
 from verity.errors import BadInputError
 from verity.llm.prices import dollars as as_dollars
 
@@ -90,6 +90,63 @@ class GroupScore:
 
 
 @dataclass(frozen=True)
+class GroundingScore:
+    """How far one method's explanations rest on their evidence (`verity.grounding`).
+
+    ``grounded``: the mean grounded share over the verdicts that have one; ``contradicts_label``:
+    the share of the checked verdicts whose explanation argues against their label.
+    ``checked`` counts verdicts whose check ran, ``errors`` those whose checker failed;
+    ``usage_per_verdict`` is the checker's own, apart from the method's.
+
+        GroundingScore.of([{"grounded_share": 0.5, "consistent_with_label": False}])
+    """
+
+    checked: int
+    errors: int
+    grounded: float | None
+    contradicts_label: float | None
+    usage_per_verdict: Mapping[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, summaries: Sequence[Mapping[str, Any]]) -> GroundingScore | None:
+        """The score of stored grounding summaries; None when no verdict was grounded."""
+        if not summaries:
+            return None
+        ran = [s for s in summaries if not s.get("error")]
+        shares = [float(s["grounded_share"]) for s in ran if s.get("grounded_share") is not None]
+        against = sum(s.get("consistent_with_label") is False for s in ran)
+        return cls(
+            checked=len(ran),
+            errors=len(summaries) - len(ran),
+            grounded=sum(shares) / len(shares) if shares else None,
+            contradicts_label=against / len(ran) if ran else None,
+            usage_per_verdict=usage_per_claim([Usage(**s.get("usage", {})) for s in summaries]),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready values."""
+        return {
+            "checked": self.checked,
+            "errors": self.errors,
+            "grounded": self.grounded,
+            "contradicts_label": self.contradicts_label,
+            "usage_per_verdict": dict(self.usage_per_verdict),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GroundingScore:
+        """Rebuild a score from `to_dict` output."""
+        grounded, against = data.get("grounded"), data.get("contradicts_label")
+        return cls(
+            checked=int(data["checked"]),
+            errors=int(data["errors"]),
+            grounded=float(grounded) if grounded is not None else None,
+            contradicts_label=float(against) if against is not None else None,
+            usage_per_verdict={k: float(v) for k, v in data.get("usage_per_verdict", {}).items()},
+        )
+
+
+@dataclass(frozen=True)
 class MethodResult:
     """One method's scores and cost on a run.
 
@@ -111,6 +168,8 @@ class MethodResult:
     # ToE's search actions per claim category (its Fig. 5), where the rows counted them.
     actions: ActionSummary | None = None
     examples: tuple[Outcome, ...] = ()
+    # Where the run checked explanations (`verity.bench.runner.BenchConfig.grounding`).
+    grounding: GroundingScore | None = None
 
     def __post_init__(self) -> None:
         # report.json is strict JSON: NaN and infinity have no place in it.
@@ -131,6 +190,8 @@ class MethodResult:
             out["actions"] = self.actions.to_dict()
         if self.examples:
             out["examples"] = [outcome.to_dict() for outcome in self.examples]
+        if self.grounding is not None:
+            out["grounding"] = self.grounding.to_dict()
         return out
 
     @classmethod
@@ -144,6 +205,7 @@ class MethodResult:
             groups={k: GroupScore.from_dict(v) for k, v in data.get("groups", {}).items()},
             actions=ActionSummary.from_dict(data["actions"]) if data.get("actions") else None,
             examples=tuple(Outcome.from_dict(e) for e in data.get("examples", ())),
+            grounding=GroundingScore.from_dict(found) if (found := data.get("grounding")) else None,
         )
 
 
@@ -340,6 +402,7 @@ def _markdown(
     # A published figure's column stands right after the measured one of the same
     # metric, and only for metrics some method has a figure for.
     published = {metric for figures in papers.values() for metric in figures}
+    grounded = any(result.grounding is not None for result in results.values())
     headers = {
         "accuracy": "accuracy",
         "macro_f1": "macro-F1 [95% CI]",
@@ -380,6 +443,8 @@ def _markdown(
             header.append(f"paper {PAPER_METRICS[metric]}")
         if metric == "accuracy":
             header.append("accuracy per gold label")
+            if grounded:
+                header += ["grounded", "contradicts label"]
     header += [
         "errors", "LLM calls", "on critical path", "prompt tokens", "completion tokens",
         "seconds in calls", "wall seconds", "cost",
@@ -403,6 +468,8 @@ def _markdown(
                 cells.append(_pct(paper) if paper is not None else "-")
             if metric == "accuracy":
                 cells.append(_per_gold_label(m))
+                if grounded:
+                    cells += _grounding_cells(result.grounding)
         lines.append(
             "| "
             + " | ".join(
@@ -420,6 +487,7 @@ def _markdown(
             )
             + " |"
         )
+    lines += _grounding_rows(results)
     lines += _group_rows(results)
     lines += ["", f"![metrics]({METRICS_PNG})", ""]
     lines += compared
@@ -451,6 +519,42 @@ def _per_gold_label(m: Metrics) -> str:
         if m.per_class[label].support
     ]
     return ", ".join(shown) or "-"
+
+
+def _grounding_cells(score: GroundingScore | None) -> list[str]:
+    """The main table's grounded share and share contradicting the label ("-" unknown)."""
+    if score is None:
+        return ["-", "-"]
+    return [
+        _pct(score.grounded) if score.grounded is not None else "-",
+        _pct(score.contradicts_label) if score.contradicts_label is not None else "-",
+    ]
+
+
+def _grounding_rows(results: Mapping[str, MethodResult]) -> list[str]:
+    """What the grounding checker did and cost, apart from the methods' own usage."""
+    scored = {name: r.grounding for name, r in results.items() if r.grounding is not None}
+    if not scored:
+        return []
+    lines = [
+        "",
+        "Grounding (`verity.grounding`): grounded is the mean share of an explanation's "
+        "factual sentences that its evidence supports; contradicts label is the share of "
+        "checked verdicts whose explanation argues for another label. The checker's calls "
+        "are its own, per verdict it was asked about, not in the method's usage above.",
+        "",
+        "| method | checked | checker failed | checker calls | checker tokens | checker cost |",
+        "|---|--:|--:|--:|--:|--:|",
+    ]
+    for name, score in scored.items():
+        usage = score.usage_per_verdict
+        tokens = usage.get("prompt_tokens", 0.0) + usage.get("completion_tokens", 0.0)
+        lines.append(
+            f"| {_cell(name)} | {score.checked} | {score.errors} "
+            f"| {_number(usage.get('llm_calls'), '.2f')} | {tokens:,.0f} "
+            f"| {cost_per_example(usage)} |"
+        )
+    return lines
 
 
 def _group_rows(results: Mapping[str, MethodResult]) -> list[str]:

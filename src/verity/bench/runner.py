@@ -27,6 +27,11 @@ with ``retry_errors`` to try it again). Once the run's budget is spent, the run 
 the examples it stopped are not stored, so a rerun (with a larger budget) checks them, and
 `BenchRun.run` raises the `BudgetExceededError` after writing the report of what is done.
 
+``grounding`` (``off``, ``on``, ``strict``) checks each verdict's explanation against what
+it cites (`verity.grounding`), one more call per example, counted apart from the method's
+(``extra["grounding"]`` of each stored row, `GroundingScore` in the report). Off unless
+asked: a benchmark measures the methods, and pays for the check only when it is wanted.
+
 ``engine`` (``thread`` or ``ray``, `verity.engines`) says where the examples are checked;
 the driver stores each result as it arrives, whatever the engine, so the store, the
 resumption and the report are the same. On Ray each worker builds the method again from
@@ -65,12 +70,13 @@ from verity.bench.leakage import (
 from verity.bench.memory import PeakMemory
 from verity.bench.metrics import Outcome, compute_metrics, usage_per_claim
 from verity.bench.news_standin import NEWS_DATASETS, WebStandin, has_web_source, news_standin
-from verity.bench.report import GroupScore, MethodResult, write_report
+from verity.bench.report import GroundingScore, GroupScore, MethodResult, write_report
 from verity.bench.report_compare import check_paper_figures
 from verity.bench.store import ResultRow, ResultStore
-from verity.domain import Article, Claim, Evidence, Label, Usage, Verdict
+from verity.domain import Article, Claim, Evidence, Grounding, Label, Usage, Verdict
 from verity.engines import Engine, engine_for
 from verity.errors import BadInputError, BudgetExceededError, ConfigError
+from verity.grounding import MODES, Mode
 from verity.llm.budget import Budget, Spend, spending
 from verity.llm.spec import ModelSet, ModelSettings
 from verity.methods.base import Method, method_class
@@ -123,6 +129,16 @@ class BenchConfig:
     # examples that ran out of their own).
     budget: Budget = field(default_factory=Budget)
     run_budget: Budget = field(default_factory=Budget)
+    # Each verdict's explanation checked against what it cites (`verity.grounding`): one
+    # more call per example, so off unless asked. Not in the run id: it never changes a
+    # verdict. The manifest says what was asked, each stored row whether it ran.
+    grounding: Mode = "off"
+
+    def __post_init__(self) -> None:
+        if self.grounding not in MODES:
+            raise BadInputError(
+                f"grounding must be one of {', '.join(MODES)}, not {self.grounding!r}"
+            )
 
 
 Progress = Callable[[str, int, int, float | None], None]
@@ -244,6 +260,8 @@ def _row(
     if isinstance(debate, dict) and "ended_early" in debate:
         extra["debate_rounds"] = debate["rounds"]
         extra["debate_ended_early"] = debate["ended_early"]
+    if verdict.grounding is not None:
+        extra["grounding"] = grounding_summary(verdict.grounding)
     # Wall time beside the time inside model calls (usage.seconds): the difference is the
     # framework's own cost (retrieval, parsing, bookkeeping).
     extra["wall_seconds"] = wall
@@ -252,6 +270,24 @@ def _row(
         confidence=verdict.confidence, error=None, error_type=None,
         usage=verdict.usage.model_dump(), extra=extra, verdict=verdict.to_json_dict(),
     )  # fmt: skip
+
+
+def grounding_summary(grounding: Grounding) -> dict[str, Any]:
+    """What a report reads of a verdict's grounding (the verdict's JSON keeps all of it)."""
+    return {
+        "mode": grounding.mode,
+        "grounded_share": grounding.grounded_share,
+        "consistent_with_label": grounding.consistent_with_label,
+        "flags": list(grounding.flags),
+        "error": grounding.error,
+        "usage": grounding.usage.model_dump(),
+    }
+
+
+def checker_usage(row: ResultRow) -> Usage:
+    """What the grounding checker spent on a stored row (nothing when it did not run)."""
+    found = row.extra.get("grounding")
+    return Usage(**found["usage"]) if isinstance(found, dict) and found.get("usage") else Usage()
 
 
 def _overhead(rows: Sequence[ResultRow]) -> tuple[float, float] | None:
@@ -415,17 +451,20 @@ def outcome_of(row: ResultRow) -> Outcome:
     )
 
 
-def method_warnings(methods: Mapping[str, Method]) -> dict[str, list[str]]:
+def method_warnings(methods: Mapping[str, Method], grounding: Mode = "off") -> dict[str, list[str]]:
     """What each method says is wrong with its setup, for the methods that say anything.
 
-    ``warnings() -> list[str]`` is optional: a method without it has nothing to say.
+    ``warnings() -> list[str]`` is optional: a method without it has nothing to say. With
+    ``grounding`` asked, a method without the grounding step (one not built on
+    `verity.methods.base.MethodBase`) is named: its verdicts go unchecked.
     """
     found: dict[str, list[str]] = {}
     for name, method in methods.items():
         own = getattr(method, "warnings", None)
-        if not callable(own):
-            continue
-        lines = [text for text in (str(line).strip() for line in own() or ()) if text]
+        said = (own() or ()) if callable(own) else ()
+        lines = [text for text in (str(line).strip() for line in said) if text]
+        if grounding != "off" and not hasattr(method, "grounding"):
+            lines.append("no grounding step: its explanations are not checked")
         if lines:
             found[name] = lines
     return found
@@ -574,6 +613,8 @@ class BenchRun:
                 progress(name, counts["finished"], total, counts["right"] / counts["finished"])
             if row.usage:
                 tally.finished(Usage(**row.usage))
+            # The grounding checker spends from the run's budget too.
+            tally.finished(checker_usage(row))
             if counts["finished"] < total:
                 tally.refuse_if_spent()
 
@@ -613,6 +654,7 @@ class BenchRun:
             for row in self.store.rows(self.run_id, name):
                 if row.usage:
                     total = total + Usage(**row.usage)
+                total = total + checker_usage(row)
         return total
 
     def _right(self, name: str) -> int:
@@ -676,6 +718,9 @@ class BenchRun:
                 groups=group_scores(rows, self.sample),
                 actions=summarize_actions(rows),
                 examples=tuple(outcome_of(r) for r in rows),
+                grounding=GroundingScore.of(
+                    [r.extra["grounding"] for r in rows if "grounding" in r.extra]
+                ),
             )
         record_run(f"{self.config.out}|{self.run_id}", spent)  # for later estimates
         if results:
@@ -777,6 +822,9 @@ def build_methods(
         setting = getattr(method, "use_setting", None)
         if callable(setting):
             setting(config.setting)
+        if hasattr(method, "grounding"):
+            # Here, so that a worker that builds the method again grounds it as well.
+            method.grounding = config.grounding
     return BuiltMethods(methods, origins, given, standin, reported)
 
 
@@ -839,7 +887,8 @@ def prepare(
             {"reported": list(reported), "gold_guard": config.gold_guard} if reported else None
         ),
         "poisoned": split.name == ADVFACT,
-        "warnings": method_warnings(methods),
+        "grounding": config.grounding,
+        "warnings": method_warnings(methods, config.grounding),
     }
     return BenchRun(
         config, split, methods, sample, manifest,

@@ -3,6 +3,7 @@ r"""``verity bench``: the command-line face of the benchmark harness.
     verity bench --dataset hover --hops 2 --methods direct,rag,local --setting open \\
         --sample 100 --seed 0 --out results/hover2
     verity bench ... --engine ray --address auto --concurrency 16   # on a Ray cluster
+    verity bench ... --grounding on   # also check each explanation against its evidence
 """
 
 from __future__ import annotations
@@ -96,6 +97,13 @@ def bench(
     run_max_tokens: RunTokensOpt = None,
     run_max_seconds: RunSecondsOpt = None,
     run_max_cost: RunCostOpt = None,
+    grounding: Annotated[
+        str,
+        typer.Option(
+            help="Check each verdict's explanation against what it cites: off | on | strict "
+            "(off by default: one more call per example, paid only when asked)."
+        ),
+    ] = "off",
     estimate: Annotated[
         bool,
         typer.Option("--estimate", help="Print the expected calls, tokens and cost; run nothing."),
@@ -110,6 +118,8 @@ def bench(
 
     if setting not in ("gold", "open", "closed"):
         raise BadInputError(f"--setting must be gold, open or closed, not {setting!r}")
+    if grounding not in ("off", "on", "strict"):
+        raise BadInputError(f"--grounding must be off, on or strict, not {grounding!r}")
     if leakage not in ("both", "paper-faithful", "guarded"):
         raise BadInputError(f"--leakage must be both, paper-faithful or guarded, not {leakage!r}")
     names = tuple(m.strip() for m in methods.split(",") if m.strip())
@@ -146,6 +156,7 @@ def bench(
         address=address,
         budget=budget,
         run_budget=run_budget,
+        grounding=grounding,  # type: ignore[arg-type]  # checked above
     )
     if estimate:
         from verity.cli.estimate import print_bench_estimate
@@ -271,15 +282,18 @@ def _run_once(
             stopped, results = exc, run.results
         finally:
             run.close()
+    # The grounding columns only where some verdict was checked; the checker's calls apart.
+    grounded = any(result.grounding is not None for result in results.values())
     table = Table(
-        "method", "n", "errors", "accuracy", "macro-F1", "balanced acc.", "calls/claim", "cost"
-    )
+        "method", "n", "errors", "accuracy", "macro-F1", "balanced acc.", "calls/claim", "cost",
+        *(("grounded", "contradicts label", "grounding calls") if grounded else ()),
+    )  # fmt: skip
     for name, result in results.items():
         m, usage = result.metrics, result.usage_per_claim
         table.add_row(
             text(name), str(m.n), str(m.errors), f"{m.accuracy:.3f}", f"{m.macro_f1:.3f}",
             f"{m.balanced_accuracy:.3f}", f"{usage.get('llm_calls', 0):.1f}",
-            cost_per_example(usage),
+            cost_per_example(usage), *(_grounding_cells(result) if grounded else ()),
         )  # fmt: skip
     output.out.print(table)
     console.print(f"report: {out / 'report.md'}", markup=False, highlight=False)
@@ -287,6 +301,18 @@ def _run_once(
         say("red", "the run's budget is spent: rerun the same command to go on")
         raise stopped
     return results
+
+
+def _grounding_cells(result: MethodResult) -> tuple[str, str, str]:
+    """Grounded share, share contradicting the label, checker calls per checked verdict."""
+    score = result.grounding
+    if score is None:
+        return ("-", "-", "-")
+    return (
+        f"{score.grounded:.3f}" if score.grounded is not None else "-",
+        f"{score.contradicts_label:.3f}" if score.contradicts_label is not None else "-",
+        f"{score.usage_per_verdict.get('llm_calls', 0):.1f}",
+    )
 
 
 class MethodBuilder:

@@ -103,6 +103,13 @@ def print_bench_estimate(cfg: BenchConfig, repeats: int) -> None:
         + f", model {cfg.model.spec}"
     )
     _table(title, list(lines.values()), [cfg.model], book)
+    if cfg.grounding != "off":
+        verdicts = sum(line.examples for line in lines.values())
+        say(
+            "default",
+            f"grounding {cfg.grounding}: one more call per verdict, {verdicts:,} calls beside "
+            "the table's (their tokens are not in the estimate)",
+        )
     if twice:
         say("default", "retrieving methods are counted twice: paper-faithful and guarded")
 
