@@ -261,3 +261,30 @@ def test_a_watcher_sees_the_grounding_milestone() -> None:
     }
     # It comes after the check's end: the check's own progress is unchanged.
     assert [e.kind for e in seen].index("check.end") < seen.index(milestone)
+
+
+def test_a_line_break_ends_a_sentence_and_a_list_item_stays_whole() -> None:
+    text = (
+        "Two of three sub-tasks hold.\n"
+        "[S1] q1 (question) Who directed Alien? -> Ridley Scott\n"
+        "- a point. With two sentences?\n"
+        "It was filmed in 1979. It opened"
+    )
+    assert [text[a:b] for a, b in sentences_of(text)] == [
+        "Two of three sub-tasks hold.",
+        "[S1] q1 (question) Who directed Alien? -> Ridley Scott",
+        "- a point. With two sentences?",
+        "It was filmed in 1979.",
+        "It opened",
+    ]
+
+
+def test_the_references_a_sentence_cites_are_kept_past_the_cap() -> None:
+    many = [Reference(id=f"R{i}", text=f"passage {i}") for i in range(1, 41)]
+    explanation = "The last one says so [R40]. The first one too [R1]."
+    models, _ = _fake_models(_answer([(1, "supported", ["R40"])], "yes"))
+    found = asyncio.run(ground(_verdict(explanation), many, models.default))
+    ids = [r.id for r in found.references]
+    # 30 shown: the two cited, then the first 28 of the rest, in the method's order.
+    assert len(ids) == 30 and ids[0] == "R1" and ids[-1] == "R40" and "R29" in ids
+    assert "R30" not in ids and found.sentences[0].status == "supported"

@@ -135,9 +135,8 @@ async def ground(
     """
     text = verdict.explanation
     spans = sentences_of(text)
-    refs = list(references)[:MAX_REFERENCES]
-    known = keyed(refs)
-    sentences = [_sentence(text, start, end, known) for start, end in spans]
+    sentences = [_sentence(text, start, end) for start, end in spans]
+    refs = kept_references(references, sentences)
     checker = model_name(model)
     if not sentences:
         return Grounding(mode=mode, checker=checker, references=tuple(refs))
@@ -239,7 +238,19 @@ def settle(
     )
 
 
-def _sentence(text: str, start: int, end: int, known: dict[str, Reference]) -> GroundedSentence:
+def kept_references(
+    references: Sequence[Reference], sentences: Sequence[GroundedSentence]
+) -> list[Reference]:
+    """At most `MAX_REFERENCES` references: those the sentences cite first, then in order."""
+    named = {ref for sentence in sentences for ref in sentence.cites}
+    first = [r for r in references if r.id.upper() in named]
+    rest = [r for r in references if r.id.upper() not in named]
+    kept = (first + rest)[:MAX_REFERENCES]
+    # Shown in the method's own order, whichever were kept.
+    return [r for r in references if any(r is k for k in kept)]
+
+
+def _sentence(text: str, start: int, end: int) -> GroundedSentence:
     body = text[start:end]
     # An id the sentence names that no reference has stays in ``cites``: a reader sees it
     # cited something the verdict does not hold, and the checker sees no such reference.

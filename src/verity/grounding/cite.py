@@ -20,14 +20,35 @@ from verity.nlp.text import sentence_spans
 # A bracket holding ids and nothing else: "[1]", "[T3]", "[1, 3]", "[W2; W5]".
 _BRACKET = re.compile(r"\[\s*([A-Za-z]{0,2}\d{1,3}(?:\s*[,;]\s*[A-Za-z]{0,2}\d{1,3})*)\s*\]")
 _ID = re.compile(r"[A-Za-z]{0,2}\d{1,3}")
+# A line that is a list item: it opens with a bracketed id, a dash or bullet, or "1." / "2)".
+_ITEM = re.compile(r"(?:\[\s*[A-Za-z]{0,2}\d{1,3}\s*\]|[-*\u2022]\s|\d{1,2}[.)]\s)")
 
 # What a reference's text may hold when shown to the checker; a passage past it is cut.
 REFERENCE_CHARS = 1_500
 
 
 def sentences_of(explanation: str) -> list[tuple[int, int]]:
-    """The character spans of the explanation's sentences."""
-    return sentence_spans(explanation)
+    """The character spans of the explanation's sentences.
+
+    A line break ends a sentence: methods write their explanations as lines (LoCal one per
+    sub-task, a tree one per node), and a sentence never runs from one into the next. A
+    line that opens with an id or a list mark (``[S2] f1 ... -> true``, ``- point``) is a
+    list item and stays one unit, whatever punctuation it holds.
+    """
+    spans: list[tuple[int, int]] = []
+    at = 0
+    for line in explanation.split("\n"):
+        start = at
+        at += len(line) + 1
+        body = line.strip()
+        if not body:
+            continue
+        begin = start + len(line) - len(line.lstrip())
+        if _ITEM.match(body):
+            spans.append((begin, begin + len(body)))
+            continue
+        spans.extend((start + a, start + b) for a, b in sentence_spans(line))
+    return spans
 
 
 def cited(sentence: str) -> tuple[str, ...]:

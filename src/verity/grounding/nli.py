@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from verity.domain import GroundedSentence, Grounding, Reference, Usage, Verdict
-from verity.grounding.check import MAX_REFERENCES, MAX_SENTENCES, GroundingAnswer, settle
+from verity.grounding.check import MAX_SENTENCES, GroundingAnswer, kept_references, settle
 from verity.grounding.cite import cited as cited_ids
 from verity.grounding.cite import keyed, sentences_of
 
@@ -76,10 +76,11 @@ async def nli_sentences(
 ) -> Grounding:
     """The grounding of these sentences: each against the references it may lean on.
 
-    The sentences past `MAX_SENTENCES` and the references past `MAX_REFERENCES` are left
-    out, as the model checker leaves them out. Classification runs in a worker thread.
+    The sentences past `MAX_SENTENCES` and the references past the checker's cap (those
+    cited kept first) are left out, as the model checker leaves them out. Classification
+    runs in a worker thread.
     """
-    refs = list(references)[:MAX_REFERENCES]
+    refs = kept_references(references, sentences)
     shown = list(sentences)[:MAX_SENTENCES]
     checks = await asyncio.to_thread(_judge_all, shown, refs, judge)
     answer = GroundingAnswer.model_validate({"sentences": checks, "argues_for_label": "unclear"})

@@ -30,7 +30,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
-from verity.domain import Article, Claim, Evidence, Label, Verdict
+from verity.domain import Article, Claim, Evidence, Label, Reference, Verdict
+from verity.grounding.cite import reference
 from verity.llm.calllog import CallLog
 from verity.llm.step import Step
 from verity.methods.article import article_context, retrieval_query, truncate_words
@@ -186,6 +187,25 @@ class Steel(Baseline):
             method=self.name,
             subject=subject,
         )
+
+    def references(self, verdict: Verdict) -> list[Reference]:
+        """The last round's new passages as ``[1]``..``[k]``, then the earlier ones as ``P1``..
+
+        The explanation is the last round's answer, whose prompt numbered only that
+        round's new passages (the earlier ones reached it as the model's notes); the
+        verdict keeps every round's passages in the order shown.
+        """
+        rounds = (verdict.trace.model_extra or {}).get("rounds") or []
+        fresh = len(rounds[-1].get("passages") or []) if rounds else 0
+        evidence = list(verdict.evidence)
+        split = len(evidence) - fresh
+        return [
+            reference(str(i), ev.text, "passage", ev.title or "")
+            for i, ev in enumerate(evidence[split:], start=1)
+        ] + [
+            reference(f"P{i}", ev.text, "passage", ev.title or "")
+            for i, ev in enumerate(evidence[:split], start=1)
+        ]
 
     async def _reason(
         self,

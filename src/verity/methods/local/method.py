@@ -34,7 +34,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 from pydantic import Field
 
 from verity import schedule
-from verity.domain import Article, Claim, Evidence, Label, Verdict
+from verity.domain import Article, Claim, Evidence, Label, Reference, Verdict
 from verity.errors import (
     BudgetExceededError,
     ContextOverflowError,
@@ -60,6 +60,7 @@ from verity.methods.local.records import (
     judged_p_l,
     solution_record,
 )
+from verity.methods.local.references import cited_results, subtask_references
 from verity.methods.local.render import explanation, markdown, summary
 from verity.methods.local.updater import ConfidenceUpdater
 from verity.methods.settings import OperatorPath
@@ -276,7 +277,10 @@ class LocalMethod(MethodBase):
         return Verdict(
             label=Label.SUPPORTED if label else Label.REFUTED,
             confidence=confidence,
-            explanation=explanation(chosen.program, chosen.results, chosen.v, counts),
+            # Each sub-task line names its record, [S1].. (`references`), for the check.
+            explanation=explanation(
+                chosen.program, cited_results(chosen.results), chosen.v, counts
+            ),
             evidence=tuple(used),
             usage=log.usage(),
             trace=log.trace(
@@ -286,6 +290,10 @@ class LocalMethod(MethodBase):
             method=self.name,
             subject=claim,
         )
+
+    def references(self, verdict: Verdict) -> list[Reference]:
+        """The deciding sub-tasks as ``[S1]``..``[Sn]``, then the passages as ``[1]``..``[n]``."""
+        return subtask_references(verdict)
 
     # -- one iteration -----------------------------------------------------------------------
 

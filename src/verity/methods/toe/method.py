@@ -21,8 +21,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from verity.domain import Article, Claim, Evidence, Label, Verdict
+from verity.domain import Article, Claim, Evidence, Label, Reference, Verdict
 from verity.errors import ConfigError, ContextOverflowError, ModelOutputError
+from verity.grounding.cite import passages, reference
 from verity.llm.calllog import CallLog
 from verity.llm.spec import ModelSet
 from verity.methods.base import MethodBase
@@ -39,7 +40,7 @@ from verity.methods.toe.policy import PolicyNet, act
 from verity.methods.toe.render import markdown, node_record
 from verity.methods.toe.retrieval import Chooser, RetrievalAgent, StepRecord
 from verity.methods.toe.tools import ABLATIONS, available, heuristic_action, tool_sources
-from verity.methods.toe.tree import Node, Thresholds, verdict_band
+from verity.methods.toe.tree import Node, Thresholds, Tree, verdict_band
 from verity.sources.base import Source
 
 ROLES = ("analyst", "evidence_analyst", "judge", "decomposer")
@@ -183,6 +184,11 @@ class ToeMethod(MethodBase):
             "sources": [s.to_dict() for s in self.sources],
         }
 
+    def references(self, verdict: Verdict) -> list[Reference]:
+        """Each evaluated node as ``N<i>`` (n0 the claim), then the documents as ``[1]``.."""
+        nodes = (verdict.trace.model_extra or {}).get("node_evidence") or []
+        return [Reference.model_validate(n) for n in nodes] + passages(verdict)
+
     def _choose(
         self, node: Node, state: list[float], allowed: list[bool], belief_r: float | None
     ) -> tuple[int, float]:
@@ -275,7 +281,37 @@ class ToeMethod(MethodBase):
                 # The content hash names the weights; the folder is the server's own business.
                 weights_used={p: m.get("sha256") for p, m in self.manifests.items()},
                 markdown=text,
+                node_evidence=[ref.model_dump() for ref in node_references(grown.tree)],
             ),
             method=self.name,
             subject=claim,
         )
+
+
+def node_references(tree: Tree) -> list[Reference]:
+    """What each evaluated node stands on, for the grounding check: ``N<i>`` is node n_i.
+
+    The node's statement, its own and aggregated scores (the explanation states the
+    root's), and the statements of its evidence with their stance, as the judge read them
+    (`judge.evidence_text`); cut to what a checker is shown (`reference`).
+    """
+    out = []
+    for node in tree.walk():
+        if node.status != "evaluated":
+            continue
+        scores = (
+            f"Own veracity {_two(node.v_self)}, reliability {_two(node.r_self)}; "
+            f"aggregated veracity {_two(node.v)}, reliability {_two(node.r)}."
+        )
+        found = [
+            f"({item.stance}) " + (" ".join(item.statements) or item.explanation)
+            for item in node.episode.items
+        ]
+        evidence = " Evidence: " + " | ".join(found) if found else " No evidence found."
+        title = "claim" if node.is_root else node.dimension
+        out.append(reference(f"N{node.id}", f"{node.text} {scores}{evidence}", "node", title))
+    return out
+
+
+def _two(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"

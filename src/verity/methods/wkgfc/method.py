@@ -26,13 +26,15 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import Awaitable, Callable, Sequence
+from itertools import zip_longest
 from typing import Any, ClassVar
 
 from pydantic import Field
 
 from verity import schedule
-from verity.domain import Article, Claim, Evidence, Label, Verdict
+from verity.domain import Article, Claim, Evidence, Label, Reference, Verdict
 from verity.errors import ConfigError
+from verity.grounding.cite import cited, reference
 from verity.kg.base import KnowledgeGraph, Triple
 from verity.kg.facts import fact_text
 from verity.llm.calllog import CallLog
@@ -285,6 +287,10 @@ class WkgfcMethod(MethodBase):
             )
         return await self._verdict(claim, episode, web_facts, log, mark, graph)
 
+    def references(self, verdict: Verdict) -> list[Reference]:
+        """The facts ``[T<n>]`` and passages ``[W<n>]`` as the judge's prompt numbered them."""
+        return numbered_references(verdict)
+
     async def _first_observation(
         self,
         claim: str,
@@ -351,11 +357,11 @@ class WkgfcMethod(MethodBase):
             return "(none)"
         lines = []
         for i, (e, confidence, given) in enumerate(passages, start=1):
-            kind, chars = (
-                ("given", self.config.given_chars) if given else ("web", self.config.passage_chars)
-            )
+            kind = "given" if given else "web"
             # Each passage in its own block, so that one cannot forge the next.
-            block = data_block("passage", e.text[:chars], title=e.title or e.source)
+            block = data_block(
+                "passage", e.text[: self._shown_chars(given)], title=e.title or e.source
+            )
             lines.append(f"[W{i}] ({kind}, confidence {confidence:.2f}) {block}")
         fused = [f.text() for f in web_facts if f.status in ("web fact", "annotation")]
         if fused:
@@ -363,9 +369,13 @@ class WkgfcMethod(MethodBase):
             lines.extend(f"- {inert(line)}" for line in fused)
         return Delimited("\n".join(lines))
 
+    def _shown_chars(self, given: bool) -> int:
+        """How much of a passage the prompts show: given evidence has its own length."""
+        return self.config.given_chars if given else self.config.passage_chars
+
     def _chars(self, result: WebResult) -> int:
         """How much of a result's passages the prompts show."""
-        return self.config.given_chars if result.query == GIVEN else self.config.passage_chars
+        return self._shown_chars(result.query == GIVEN)
 
     @staticmethod
     def _passages(episode: Episode) -> list[tuple[Evidence, float, bool]]:
@@ -432,6 +442,13 @@ class WkgfcMethod(MethodBase):
                 web=[w.to_trace(self._chars(w)) for w in episode.web],
                 web_facts=[f.to_trace() for f in web_facts],
                 forced_verdict=episode.forced,
+                # What the judge's prompt numbered [T<n>] and [W<n>], as it showed them:
+                # what its justification may cite (`references`).
+                shown_facts=[fact_text(f) for f in shown],
+                shown_passages=[
+                    {"title": e.title or e.source, "text": e.text[: self._shown_chars(given)]}
+                    for e, _, given in passages
+                ],
                 cited_facts=judged.cited_facts,
                 cited_passages=judged.cited_passages,
                 citations={
@@ -445,6 +462,30 @@ class WkgfcMethod(MethodBase):
             method=self.name,
             subject=claim,
         )
+
+
+def numbered_references(verdict: Verdict) -> list[Reference]:
+    """The judge's facts ``T1``.. and passages ``W1``.., the ones the verdict cites first.
+
+    The ids the justification names come first, then those the judge listed as cited,
+    then the rest, a fact and a passage in turn by rank: a checker shown only the first
+    few then has what the explanation rests on.
+    """
+    trace = verdict.trace.model_extra or {}
+    every: dict[str, Reference] = {}
+    for i, text in enumerate(trace.get("shown_facts") or [], start=1):
+        every[f"T{i}"] = reference(f"T{i}", str(text), "fact")
+    facts = list(every)
+    for i, shown in enumerate(trace.get("shown_passages") or [], start=1):
+        every[f"W{i}"] = reference(f"W{i}", shown["text"], "passage", shown.get("title") or "")
+    web = [key for key in every if key.startswith("W")]
+    order = [
+        *cited(verdict.explanation),
+        *(f"T{n}" for n in trace.get("cited_facts") or []),
+        *(f"W{n}" for n in trace.get("cited_passages") or []),
+        *(key for pair in zip_longest(facts, web) for key in pair if key),
+    ]
+    return [every[key] for key in dict.fromkeys(order) if key in every]
 
 
 def calls_by_step(log: CallLog) -> dict[str, Any]:

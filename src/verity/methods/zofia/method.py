@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 from pydantic import Field
 
 from verity import schedule
-from verity.domain import Article, Claim, Evidence, Label, Verdict
+from verity.domain import Article, Claim, Evidence, Label, Reference, Verdict
 from verity.errors import BadInputError, ModelOutputError
 from verity.llm.base import GenParams
 from verity.llm.calllog import CallLog
@@ -53,6 +53,7 @@ from verity.methods.zofia.queries import (
     sentence_of,
     tfidf_keywords,
 )
+from verity.methods.zofia.references import zofia_references
 from verity.methods.zofia.render import markdown
 from verity.methods.zofia.reports import reports_block
 from verity.methods.zofia.retrieval import (
@@ -355,6 +356,10 @@ class ZofiaMethod(MethodBase):
             method=self.name,
             subject=article,
         )
+
+    def references(self, verdict: Verdict) -> list[Reference]:
+        """Found quotes ``Q1``.., the pool's ``W1``.. and ``S1``.., debate points ``D1``.."""
+        return zofia_references(verdict)
 
     def _context(self, role: str) -> int | None:
         """The context window of the role's model: the setting, else what the model says."""

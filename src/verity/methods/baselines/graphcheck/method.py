@@ -14,8 +14,9 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from verity import schedule
-from verity.domain import Article, Claim, Evidence, Verdict
+from verity.domain import Article, Claim, Evidence, Reference, Verdict
 from verity.errors import BadInputError, ModelOutputError
+from verity.grounding.cite import reference
 from verity.llm.base import GenParams
 from verity.llm.calllog import CallLog
 from verity.llm.step import Delimited, Step, data_block
@@ -254,6 +255,23 @@ class GraphCheck(Baseline):
             unreadable=unreadable,
         )
 
+    def references(self, verdict: Verdict) -> list[Reference]:
+        """Claim triples ``[1]``..``[n]`` with their aligned document triples, then ``D1``..
+
+        The verifier's prompt numbers the claim triples, and under each the document
+        triples aligned to it, so an explanation's ``[2]`` is the second claim triple;
+        the document's passages (shown unnumbered) follow as ``D1``...
+        """
+        aligned = (verdict.trace.model_extra or {}).get("alignment") or []
+        triples = [
+            reference(str(n), _aligned_text(found), "triple")
+            for n, found in enumerate(aligned, start=1)
+        ]
+        return triples + [
+            reference(f"D{i}", ev.text, "passage", ev.title or "")
+            for i, ev in enumerate(verdict.evidence, start=1)
+        ]
+
     def _document(self, passages: Sequence[Evidence]) -> Delimited:
         """The grounding document: the passages in order, each in its own data block.
 
@@ -296,3 +314,10 @@ def _triples(answer: Extraction, cap: int) -> list[Triple]:
     """The model's triples, cleaned, without empty fields, at most ``cap``."""
     cleaned = (Triple.clean(t.subject, t.relation, t.object) for t in answer.triples)
     return [t for t in cleaned if t is not None][:cap]
+
+
+def _aligned_text(found: dict[str, Any]) -> str:
+    """A traced alignment as the verifier read it: the claim triple, then its matches."""
+    claim = " | ".join(found.get("claim") or [])
+    matched = "; ".join(" | ".join(t) for t in found.get("evidence") or [])
+    return f"Claim triple: {claim}. Document triples: " + (matched or "none mention these entities")
