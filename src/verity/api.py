@@ -116,21 +116,39 @@ def load_method(
     sources: Sequence[str] = ("offline-wiki",),
     roles: Mapping[str, ModelSettings] | None = None,
     grounding: Mode = "off",
+    grounding_checker: str = "model",
     **config: Any,
 ) -> Method:
     """A ready method: its models built from specs, its sources by name.
 
     ``grounding`` (off, on, strict) checks each verdict's explanation against what it
-    cites (`verity.grounding`), one more call of the ``grounding`` role's model.
+    cites (`verity.grounding`), with one more call of the ``grounding`` role's model, or,
+    with ``grounding_checker="nli:DIR"``, a local NLI checkpoint in its place.
     """
     if grounding not in MODES:
         raise BadInputError(f"grounding must be one of {', '.join(MODES)}, not {grounding!r}")
+    judge, checker = _grounding_checker(grounding_checker) if grounding != "off" else (None, "")
     models = ModelSet.from_settings(_model_settings(model, base_url), roles)
     method = _load_registered(
         name, models=models, sources=[shared_source(s) for s in sources], **config
     )
     method.grounding = grounding  # type: ignore[attr-defined]
+    if judge is not None:
+        method.grounding_judge = judge  # type: ignore[attr-defined]
+        method.grounding_checker = checker  # type: ignore[attr-defined]
     return method
+
+
+def _grounding_checker(spec: str) -> tuple[Any, str]:
+    """``model`` (the grounding role's model: no judge), or ``nli:DIR``: its judge and name."""
+    if spec == "model":
+        return None, ""
+    folder = spec.removeprefix("nli:").strip() if spec.startswith("nli:") else ""
+    if not folder:
+        raise BadInputError(f"the grounding checker is 'model' or 'nli:DIR', not {spec!r}")
+    from verity.methods.baselines.nli.judge import checkpoint_judge
+
+    return checkpoint_judge(folder), f"nli:{os.path.basename(folder.rstrip('/'))}"
 
 
 def method_from_settings(settings: Settings, kind: SubjectType = Claim) -> Method:
@@ -142,6 +160,7 @@ def method_from_settings(settings: Settings, kind: SubjectType = Claim) -> Metho
         sources=settings.sources,
         roles=settings.roles,
         grounding=settings.grounding,
+        grounding_checker=settings.grounding_checker,
         **settings_for(name, settings.methods),
     )
 

@@ -115,6 +115,9 @@ class Settings(BaseModel):
     # for ``verity check``, batches and the service; ``grounding = "off"`` in a settings
     # file (or ``--grounding off``) restores a check's cost exactly.
     grounding: Literal["off", "on", "strict"] = "on"
+    # Who checks it: "model" (the ``grounding`` role's model) or "nli:DIR", a local NLI
+    # checkpoint folder (the server's own: a request cannot name one).
+    grounding_checker: str = "model"
 
     @field_validator("budget")
     @classmethod

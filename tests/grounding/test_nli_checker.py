@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from verity.domain import Claim, GroundedSentence, Label, Reference, Verdict
-from verity.errors import ConfigError
+from verity.errors import BadInputError, ConfigError
 from verity.grounding.nli import nli_ground, nli_sentences
 
 CLAIM = Claim(text="The Eiffel Tower is in Paris.")
@@ -140,7 +140,7 @@ def contradicting(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def test_checkpoint_classes_are_read_by_name(tmp_path: Path, contradicting: str) -> None:
-    from verity.cli.grounding import checkpoint_judge
+    from verity.methods.baselines.nli.judge import checkpoint_judge
 
     assert checkpoint_judge(contradicting)("Paris is in France.", "Paris is in Spain.") == (
         "contradiction"
@@ -154,7 +154,7 @@ def test_checkpoint_classes_are_read_by_name(tmp_path: Path, contradicting: str)
 
 
 def test_a_checkpoint_with_unnamed_classes_is_a_config_error(tmp_path: Path) -> None:
-    from verity.cli.grounding import checkpoint_judge
+    from verity.methods.baselines.nli.judge import checkpoint_judge
 
     unnamed = tiny_bert(tmp_path / "unnamed", [5.0, 0.0, 0.0], names=None)
     with pytest.raises(ConfigError, match="name no NLI class"):
@@ -189,3 +189,32 @@ def test_the_eval_command_runs_the_nli_checker(
     m = json.loads(Path("eval/metrics.json").read_text())["three_way"]
     # Gold S, R, N; all predicted R: REFUTED F1 = 2/(2+2+0) = 1/2, the others 0.
     assert m["macro_f1"] == pytest.approx(0.5 / 3) and m["accuracy"] == pytest.approx(1 / 3)
+
+
+def test_a_check_can_be_grounded_by_a_local_nli_checkpoint(contradicting: str) -> None:
+    import json as _json
+
+    from verity.api import load_method as build
+    from verity.domain import Claim
+    from verity.llm.client import ModelClient
+    from verity.llm.spec import ModelSet
+    from verity.methods.base import load_method
+    from verity.testing import FakeChatModel
+
+    # Through the API: the checkpoint becomes the method's judge, named by its folder.
+    built = build("direct", grounding="on", grounding_checker=f"nli:{contradicting}")
+    assert built.grounding_checker == "nli:bert" and built.grounding_judge is not None
+    assert build("direct", grounding_checker=f"nli:{contradicting}").grounding_judge is None
+    with pytest.raises(BadInputError, match="'model' or 'nli:DIR'"):
+        build("direct", grounding="on", grounding_checker="nli:")
+    # In a check: the method's one call, then the checkpoint, which always contradicts.
+    said = _json.dumps({"explanation": "It is in Spain.", "label": "SUPPORTED", "confidence": 0.5})
+    fake = FakeChatModel([said], model="fake-nli-live")
+    method = load_method("direct", models=ModelSet(ModelClient(fake)))
+    method.grounding, method.grounding_judge = "on", built.grounding_judge
+    method.grounding_checker = built.grounding_checker
+    method.references = lambda verdict: [Reference(id="1", text="Paris is in France.")]
+    verdict = method.verify(Claim(text="Paris is in France."))
+    assert verdict.grounding is not None and verdict.grounding.checker == "nli:bert"
+    assert [s.status for s in verdict.grounding.sentences] == ["contradicted"]
+    assert len(fake.requests) == 1 and verdict.grounding.usage.llm_calls == 0

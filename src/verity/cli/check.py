@@ -112,6 +112,13 @@ def check(
             "(default: the settings file's grounding, else on)."
         ),
     ] = None,
+    grounding_checker: Annotated[
+        str | None,
+        typer.Option(
+            help="Who checks it: model (the grounding role's model) | nli:DIR (a local NLI "
+            "checkpoint folder)."
+        ),
+    ] = None,
     config: ConfigOpt = None,
 ) -> None:
     """Check a claim, an article with --article, or a batch with --input and --output."""
@@ -129,7 +136,7 @@ def check(
         api_key_env=api_key_env,
         sources=source,
     )
-    settings = with_grounding(settings, grounding)
+    settings = with_grounding(settings, grounding, grounding_checker)
     _one_input(claim, article, input_file)
     run_options = (run_max_calls, run_max_tokens, run_max_seconds, run_max_cost)
     budget, run_budget = budgets(

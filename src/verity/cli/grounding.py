@@ -25,12 +25,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from verity.cli.output import ApiKeyEnvOpt, BaseUrlOpt, ConfigOpt, DataDirOpt, out, say
-from verity.errors import BadInputError, ConfigError
+from verity.errors import BadInputError
 
 if TYPE_CHECKING:
     from verity.bench.base import Example
     from verity.domain import Grounding, Label
-    from verity.grounding.nli import Judge
 
 # The pair datasets: one claim, one evidence sentence, the sentence's label (docs/datasets.md).
 PAIR_DATASETS = ("climate-fever-evidence", "fever-symmetric")
@@ -99,6 +98,7 @@ def _checker(
 ) -> tuple[CheckPair, dict[str, Any]]:
     """How one pair is checked, and what the run records of the checker."""
     from verity.grounding.pairs import check_pair, nli_pair
+    from verity.methods.baselines.nli.judge import checkpoint_judge
 
     if spec == "model":
         from verity.config import settings_from_options
@@ -127,48 +127,6 @@ def _checker(
 
         return by_nli, {"checker": "nli", "checkpoint": folder}
     raise BadInputError(f"--checker must be 'model' or 'nli:DIR', not {spec!r}")
-
-
-def checkpoint_judge(folder: str) -> Judge:
-    """An NLI judge over a local sequence-classification checkpoint (the ``nli`` baseline's).
-
-    Its classes are read by name as the ``nli`` baseline reads them (entailment or
-    supports; contradiction or refutes; neutral or not enough info); classes naming the
-    same thing add their probabilities, and the most probable wins.
-    """
-    from verity.methods.baselines.nli.checkpoint import (
-        checkpoint_folder,
-        classify,
-        load_checkpoint,
-    )
-    from verity.methods.baselines.nli.labels import KNOWN_NAMES, normal_name
-    from verity.methods.baselines.nli.method import NliConfig
-
-    as_nli = {"SUPPORTED": "entailment", "REFUTED": "contradiction", "NOT_ENOUGH_INFO": "neutral"}
-    loaded = load_checkpoint(checkpoint_folder(folder), "auto")
-    if loaded.kind != "classification":
-        raise ConfigError(f"nli checker: {folder} is not a sequence classifier")
-    classes = {
-        name: as_nli.get(KNOWN_NAMES.get(normal_name(name), "")) for name in loaded.names.values()
-    }
-    unknown = sorted(name for name, cls in classes.items() if cls is None)
-    if unknown:
-        raise ConfigError(
-            f"nli checker: the checkpoint's classes {', '.join(unknown)} name no NLI class "
-            "(entailment, contradiction, neutral)"
-        )
-    # The nli baseline's input length: 512 tokens, that of BERT, RoBERTa and DeBERTa.
-    max_length = NliConfig.model_fields["max_length"].default
-
-    def judge(premise: str, hypothesis: str) -> Any:
-        got = classify(loaded, premise=premise, hypothesis=hypothesis, max_length=max_length)
-        totals: dict[str, float] = {}
-        for name, p in got.probabilities.items():
-            key = str(classes[name])
-            totals[key] = totals.get(key, 0.0) + p
-        return max(totals, key=lambda c: totals[c])
-
-    return judge
 
 
 async def run_pairs(

@@ -172,10 +172,13 @@ def budget_from(
         raise BadInputError(f"budget {where}: {first['msg']}") from exc
 
 
-def with_grounding(settings: Settings, grounding: str | None) -> Settings:
-    """The settings with ``--grounding`` applied (None: the settings' own, default on)."""
-    if grounding is None:
-        return settings
-    if grounding not in ("off", "on", "strict"):
+def with_grounding(
+    settings: Settings, grounding: str | None, checker: str | None = None
+) -> Settings:
+    """The settings with ``--grounding`` and ``--grounding-checker`` applied (None: as set)."""
+    if grounding is not None and grounding not in ("off", "on", "strict"):
         raise BadInputError(f"--grounding must be on, strict or off, not {grounding!r}")
-    return settings.model_copy(update={"grounding": grounding})
+    if checker is not None and checker != "model" and not checker.startswith("nli:"):
+        raise BadInputError(f"--grounding-checker must be model or nli:DIR, not {checker!r}")
+    update = {"grounding": grounding, "grounding_checker": checker}
+    return settings.model_copy(update={k: v for k, v in update.items() if v is not None})

@@ -33,6 +33,7 @@ from verity.domain import Article, Claim, Evidence, Reference, Trace, Verdict
 from verity.errors import ConfigError, UnknownNameError, VerityError
 from verity.grounding.check import Mode, ground
 from verity.grounding.cite import passages
+from verity.grounding.nli import Judge, nli_ground
 from verity.grounding.report import with_section
 from verity.llm.calllog import collecting
 from verity.llm.spec import ModelSet
@@ -103,6 +104,9 @@ class MethodBase:
     # Whether each verdict's explanation is checked against what it cites
     # (`verity.grounding`); the caller sets it (`load_method(grounding=...)`).
     grounding: Mode = "off"
+    # An NLI judge in place of the ``grounding`` role's model (``nli:DIR``), and its name.
+    grounding_judge: Judge | None = None
+    grounding_checker: str = ""
 
     async def check(
         self, subject: Claim | Article, evidence: Sequence[Evidence] | None
@@ -143,10 +147,16 @@ class MethodBase:
             return verdict
         # After the check, outside its call log: the method's usage and critical path stay
         # its paper's, and the checker's call is counted in the grounding's own usage.
-        found = await ground(
-            verdict, self.references(verdict), self.models.for_role("grounding"),
-            mode=self.grounding,
-        )  # fmt: skip
+        references = self.references(verdict)
+        if self.grounding_judge is not None:
+            found = await nli_ground(
+                verdict, references, self.grounding_judge,
+                checker=self.grounding_checker or "nli", mode=self.grounding,
+            )  # fmt: skip
+        else:
+            found = await ground(
+                verdict, references, self.models.for_role("grounding"), mode=self.grounding
+            )
         # A method's Markdown trace report (LoCal, ZoFia, ToE) gains the grounding section.
         return with_section(verdict.model_copy(update={"grounding": found}))
 

@@ -153,6 +153,7 @@ class LocalExecutor:
                 sources=chosen.sources,
                 roles=chosen.roles,
                 grounding=chosen.grounding,  # type: ignore[arg-type]
+                grounding_checker=self.defaults.grounding_checker,
                 **chosen.settings,
             )
             models = getattr(built, "models", None)
