@@ -259,8 +259,13 @@ def test_the_local_executor_checks_for_real_and_keeps_one_method_per_plan() -> N
         executor = LocalExecutor(Settings(method="direct", model=model))
         seen = []
         verdict = executor(CheckRequest(claim="The Eiffel Tower is in Paris."), seen.append)
-        assert verdict.method == "direct" and endpoint.count == 1
-        assert [e.kind for e in seen] == ["check.start", "call.start", "call.end", "check.end"]
+        # The check's call, then the grounding's (on by default for the service).
+        assert verdict.method == "direct" and endpoint.count == 2
+        assert verdict.grounding is not None and verdict.grounding.error is None
+        assert [e.kind for e in seen] == [
+            "check.start", "call.start", "call.end", "check.end",
+            "call.start", "call.end", "milestone",
+        ]  # fmt: skip
         request = CheckRequest(claim="x")
         chosen = plan(request, executor.defaults)
         assert executor.method(chosen) is executor.method(plan(request, executor.defaults))

@@ -364,5 +364,6 @@ def test_a_servers_running_checks_count_their_tokens_in_the_keys_window(make_ser
             job = api.post("/v1/checks", params={"wait": 30}, json={"claim": "x"}).json()
         assert job["status"] == "done"
         window = service.usage_limits._windows[None]
-        # One call of 12 + 5 tokens (what the endpoint reports), answered, none in flight.
-        assert (window.token_total, len(window.answered), window.in_flight) == (17, 1, 0)
+        # The check's call and the grounding's, each of 12 + 5 tokens (what the endpoint
+        # reports), answered, none in flight: the key's window counts every call it made.
+        assert (window.token_total, len(window.answered), window.in_flight) == (34, 2, 0)
