@@ -221,7 +221,8 @@ def test_progress_arrives_live_then_the_verdict_and_evidence(page: Any, site: Si
     page.wait_for_selector("#verdict")
     # The last events and the verdict came through the stream, without a reload.
     assert page.evaluate("window.stillTheSamePage") is True
-    assert page.locator("#progress li.kind-call-end").count() == 1
+    # The judge's call, then the grounding's after the check's end (on for the service).
+    assert page.locator("#progress li.kind-call-end").count() == 2
     assert page.locator("#progress li.kind-check-end").count() == 1
     assert page.inner_text("#status") == "done" and page.is_hidden("#waiting")
     assert page.inner_text("#verdict-label") == "SUPPORTED"
