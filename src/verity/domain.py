@@ -246,6 +246,8 @@ class Event(_Frozen):
 
 
 GroundingStatus = Literal["supported", "contradicted", "unsupported", "no_claim", "unchecked"]
+# The statuses of a sentence that states a fact: the denominator of a grounded share.
+FACTUAL_STATUSES: tuple[GroundingStatus, ...] = ("supported", "contradicted", "unsupported")
 
 
 class Reference(_Frozen):

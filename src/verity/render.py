@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from verity.domain import Article, Grounding, Label, Usage, Verdict
+from verity.domain import FACTUAL_STATUSES, Article, Grounding, Label, Usage, Verdict
 from verity.errors import ConfigError
 from verity.redact import redact_url
 
@@ -131,7 +131,7 @@ def grounding(console: Console, g: Grounding, label: str) -> None:
             continue
         cites = f" (cites {', '.join(sentence.cites)})" if sentence.cites else ""
         console.print(Text.assemble((f"  {mark[0]}: ", mark[1]), text(sentence.text + cites)))
-    factual = [s for s in g.sentences if s.status in ("supported", "contradicted", "unsupported")]
+    factual = [s for s in g.sentences if s.status in FACTUAL_STATUSES]
     supported = sum(s.status == "supported" for s in factual)
     console.print(
         text(

@@ -288,3 +288,18 @@ def test_the_references_a_sentence_cites_are_kept_past_the_cap() -> None:
     # 30 shown: the two cited, then the first 28 of the rest, in the method's order.
     assert len(ids) == 30 and ids[0] == "R1" and ids[-1] == "R40" and "R29" in ids
     assert "R30" not in ids and found.sentences[0].status == "supported"
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--grounding", "maybe", "--grounding must be on, strict or off, not 'maybe'"),
+        ("--grounding-checker", "bert", "--grounding-checker must be model or nli:DIR"),
+    ],
+)
+def test_a_bad_grounding_option_is_refused_before_any_model_is_built(
+    cli, option: str, value: str, said: str
+) -> None:
+    # A model file that does not exist would be a ConfigError if anything were built first.
+    code, _, err = cli(["check", "x", "--model", "local:/no/such.gguf", option, value])
+    assert code == 2 and said in err and "Traceback" not in err

@@ -33,6 +33,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from verity.domain import (
+    FACTUAL_STATUSES,
     Article,
     GroundedSentence,
     Grounding,
@@ -49,8 +50,6 @@ from verity.llm.client import ModelClient
 from verity.llm.step import Delimited, Step, data_block, inert
 
 Mode = Literal["off", "on", "strict"]
-# The statuses of a sentence that states a fact.
-_FACTUAL = ("supported", "contradicted", "unsupported")
 MODES: tuple[Mode, ...] = ("off", "on", "strict")
 
 # Sentences of one explanation the checker reads; an explanation past it is checked up to
@@ -168,7 +167,7 @@ async def ground(
 
 def _announce(log: CallLog, found: Grounding) -> None:
     """The ``grounding`` milestone: what a watcher of the check sees of the result."""
-    factual = [s for s in found.sentences if s.status in _FACTUAL]
+    factual = [s for s in found.sentences if s.status in FACTUAL_STATUSES]
     supported = sum(s.status == "supported" for s in factual)
     message = f"grounding: {supported} of {len(factual)} factual sentence(s) supported"
     if found.consistent_with_label is False:
@@ -216,7 +215,7 @@ def settle(
             # Nothing it may lean on was named: the statement rests on nothing shown.
             status = "unsupported"
         out.append(sentence.model_copy(update={"status": status, "found": found}))
-    factual = [s for s in out if s.status in _FACTUAL]
+    factual = [s for s in out if s.status in FACTUAL_STATUSES]
     share = sum(s.status == "supported" for s in factual) / len(factual) if factual else None
     consistent = {"yes": True, "no": False, "unclear": None}[answer.argues_for_label]
     flags: list[str] = []

@@ -12,14 +12,9 @@ come from a model or a method's sources, so every one is escaped to inert text.
 
 from __future__ import annotations
 
-import re
+from verity.domain import FACTUAL_STATUSES, Grounding, Verdict
+from verity.markdown import md
 
-from verity.domain import Grounding, Verdict
-
-# The markup characters of Markdown (and HTML), each shown as itself when escaped. The same
-# rule as `verity.methods.common.md`, kept here since grounding sits below the methods.
-_MARKUP = re.compile(r"([\\`*_{}\[\]<>()#+!|~&])")
-_SPACE = re.compile(r"\s+")
 _STATUS = {
     "supported": "supported",
     "contradicted": "**contradicted**",
@@ -27,40 +22,34 @@ _STATUS = {
     "no_claim": "no claim",
     "unchecked": "not checked",
 }
-_FACTUAL = ("supported", "contradicted", "unsupported")
 _ARGUES = {True: "yes", False: "**no, it argues for another verdict**", None: "unclear"}
-
-
-def inert(text: object) -> str:
-    """Untrusted text as one line of Markdown that shows as itself."""
-    return _MARKUP.sub(r"\\\1", _SPACE.sub(" ", str(text)).strip())
 
 
 def markdown(grounding: Grounding, label: str) -> str:
     """The ``## Grounding`` section: a warning line or two, the summary, then each sentence."""
     out = ["## Grounding", ""]
     if grounding.mode == "strict" and grounding.flags:
-        out += [f"**UNGROUNDED** ({', '.join(inert(f) for f in grounding.flags)}).", ""]
+        out += [f"**UNGROUNDED** ({', '.join(md(f) for f in grounding.flags)}).", ""]
     if grounding.consistent_with_label is False:
-        out += [f"**Warning:** the explanation argues against {inert(label)}.", ""]
+        out += [f"**Warning:** the explanation argues against {md(label)}.", ""]
     if grounding.error:
-        out += [f"Not checked: {inert(grounding.error)}", ""]
-    factual = [s for s in grounding.sentences if s.status in _FACTUAL]
+        out += [f"Not checked: {md(grounding.error)}", ""]
+    factual = [s for s in grounding.sentences if s.status in FACTUAL_STATUSES]
     supported = sum(s.status == "supported" for s in factual)
     share = "-" if grounding.grounded_share is None else f"{grounding.grounded_share:.2f}"
     out += [
-        f"- Checked by: {inert(grounding.checker)} ({grounding.mode}), "
+        f"- Checked by: {md(grounding.checker)} ({grounding.mode}), "
         f"{grounding.usage.llm_calls} call(s) counted apart from the method's",
         f"- Grounded share: {share} ({supported} of {len(factual)} factual sentence(s) supported)",
-        f"- Argues for the label {inert(label)}: {_ARGUES[grounding.consistent_with_label]}",
-        f"- Flags: {', '.join(inert(f) for f in grounding.flags) or 'none'}",
+        f"- Argues for the label {md(label)}: {_ARGUES[grounding.consistent_with_label]}",
+        f"- Flags: {', '.join(md(f) for f in grounding.flags) or 'none'}",
     ]
     if not grounding.sentences:
         return "\n".join(out)
     out += ["", "| # | sentence | status | cites | found |", "|---|---|---|---|---|"]
     for n, sentence in enumerate(grounding.sentences, start=1):
         out.append(
-            f"| {n} | {inert(sentence.text)} | {_STATUS[sentence.status]} "
+            f"| {n} | {md(sentence.text)} | {_STATUS[sentence.status]} "
             f"| {_ids(sentence.cites)} | {_ids(sentence.found)} |"
         )
     return "\n".join(out)
@@ -82,4 +71,4 @@ def with_section(verdict: Verdict) -> Verdict:
 
 
 def _ids(ids: tuple[str, ...]) -> str:
-    return ", ".join(inert(f"[{i}]") for i in ids) or "-"
+    return ", ".join(md(f"[{i}]") for i in ids) or "-"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from datetime import date
 from typing import Annotated, Literal
@@ -13,18 +12,10 @@ from verity.domain import Article, Claim, Evidence, Retrieval
 from verity.errors import BadInputError, SourceUnavailableError
 from verity.llm.calllog import CallLog
 from verity.llm.step import Delimited, data_block
+from verity.markdown import md as md  # the methods' trace reports use it from here
 from verity.sources.base import Source
 
 ClaimLabel = Literal["SUPPORTED", "REFUTED", "NOT_ENOUGH_INFO"]
-
-_MARKUP = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
-_SPACE = re.compile(r"\s+")
-
-
-def md(text: object) -> str:
-    """Untrusted text as inert Markdown: one line, every markup character escaped."""
-    return _MARKUP.sub(r"\\\1", _SPACE.sub(" ", str(text)).strip())
-
 
 # A fraction. An answer of 85 (a percentage) or "0.8" (a string) is read as a fraction by
 # the model client before validation, for every bounded number of every step

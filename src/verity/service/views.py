@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
 
-from verity.domain import Usage
+from verity.domain import FACTUAL_STATUSES, Usage
 from verity.llm.prices import cost_text
 from verity.service.views_common import (
     fixed,
@@ -68,7 +68,6 @@ _STATUS_WORDS = {
     "no_claim": "no claim",
     "unchecked": "not checked",
 }
-_FACTUAL = ("supported", "contradicted", "unsupported")
 # What each flag of a grounding tells a reader (`verity.grounding.check.settle`).
 _FLAG_WORDS = {
     "contradicts_label": "the explanation argues for another verdict",
@@ -283,7 +282,7 @@ def grounding_view(
     anchors, cited_as, others = reference_anchors(records(grounding.get("references")), items)
     sentences = records(grounding.get("sentences"))
     statuses = [_status(s.get("status")) for s in sentences]
-    factual = sum(status in _FACTUAL for status in statuses)
+    factual = sum(status in FACTUAL_STATUSES for status in statuses)
     share = fraction(grounding.get("grounded_share"))
     flags = strings(grounding.get("flags"), cap=8, size=60)
     mode = "strict" if grounding.get("mode") == "strict" else "on"
