@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from faults.checkpoints import bert
 from verity.domain import Claim, GroundedSentence, Label, Reference, Verdict
 from verity.errors import BadInputError, ConfigError
 from verity.grounding.nli import nli_ground, nli_sentences
@@ -112,25 +113,7 @@ WORDS += ["since", "have", "fallen", "glaciers", "made", "of", "ice", ".", "20",
 
 def tiny_bert(folder: Path, bias: list[float], names: dict[int, str] | None) -> str:
     """A one-layer BERT classifier that answers by its classifier bias alone."""
-    folder.mkdir(parents=True)
-    vocab = folder / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]) + "\n")
-    tokenizer = transformers.BertTokenizer(str(vocab))
-    labels = (
-        {} if names is None else {"id2label": names, "label2id": {v: k for k, v in names.items()}}
-    )
-    config = transformers.BertConfig(
-        vocab_size=len(WORDS) + 5, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-        intermediate_size=37, max_position_embeddings=128, num_labels=len(bias), **labels,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    model = transformers.BertForSequenceClassification(config)
-    with torch.no_grad():
-        model.classifier.weight.zero_()
-        model.classifier.bias.copy_(torch.tensor(bias))
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
+    return bert(folder, bias, names, words=WORDS)
 
 
 @pytest.fixture(scope="module")

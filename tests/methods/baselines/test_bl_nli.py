@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from faults.checkpoints import bert as tiny_bert
 from verity.domain import Article, Claim, Evidence, Label
 from verity.errors import BadInputError, ConfigError
 from verity.llm.client import ModelClient
@@ -44,31 +45,7 @@ def models() -> ModelSet:
 
 def bert(folder: Path, bias: list[float], names: dict[int, str] | None = NLI_NAMES) -> str:
     """A one-layer BERT classifier that answers by its classifier bias alone."""
-    folder.mkdir(parents=True)
-    vocab = folder / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]) + "\n")
-    tokenizer = transformers.BertTokenizer(str(vocab))
-    labels = (
-        {} if names is None else {"id2label": names, "label2id": {v: k for k, v in names.items()}}
-    )
-    config = transformers.BertConfig(
-        vocab_size=len(WORDS) + 5,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=37,
-        max_position_embeddings=64,
-        num_labels=len(bias),
-        **labels,
-    )
-    torch.manual_seed(0)
-    model = transformers.BertForSequenceClassification(config)
-    with torch.no_grad():
-        model.classifier.weight.zero_()
-        model.classifier.bias.copy_(torch.tensor(bias))
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
+    return tiny_bert(folder, bias, names, words=WORDS, positions=64)
 
 
 T5_WORDS = ["▁true", "▁false", "▁paris"]
