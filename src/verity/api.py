@@ -22,9 +22,11 @@ from pydantic import ValidationError
 
 from verity import events
 from verity.config import DEFAULT_BUDGET, Settings
+from verity.documents.types import DocumentVerdict
 from verity.domain import Article, Claim, Verdict
 from verity.errors import BadInputError
 from verity.events import Listener
+from verity.extraction import Document, Extractor
 from verity.grounding import MODES, Mode
 from verity.limits import Limits, check_subject_size
 from verity.llm.budget import Budget, spending
@@ -216,3 +218,102 @@ async def acheck(
     )
     with events.listening(on_event), spending(budget or DEFAULT_BUDGET):
         return await built.averify(target)
+
+
+def load_extractor(
+    method: Method | None = None,
+    *,
+    model: str | ModelSettings = "local",
+    base_url: str | None = None,
+    roles: Mapping[str, ModelSettings] | None = None,
+    variant: str = "claimify",
+    merge: bool = True,
+) -> Extractor:
+    """The claim extractor for documents (`verity.extraction`), on the ``extract`` role.
+
+    Given the method that will check the claims, it shares that method's models (one
+    cache, one limit on calls in flight); else its models are built from ``model``.
+    ``merge`` uses the sentence encoder to merge near copies (exact copies always are).
+    """
+    from verity.extraction import Extractor
+    from verity.extraction.extract import VARIANTS
+    from verity.nlp.embed import default_encoder
+
+    if variant not in VARIANTS:
+        raise BadInputError(f"the extractor is one of {', '.join(VARIANTS)}, not {variant!r}")
+    models = getattr(method, "models", None)
+    if not isinstance(models, ModelSet):
+        models = ModelSet.from_settings(_model_settings(model, base_url), roles)
+    return Extractor(
+        models.for_role("extract"),
+        encoder=default_encoder() if merge else None,
+        variant=variant,
+    )
+
+
+async def acheck_document(
+    document: str | Document,
+    *,
+    method: str | None = None,
+    model: str | ModelSettings = "local",
+    base_url: str | None = None,
+    sources: Sequence[str] = ("offline-wiki",),
+    concurrency: int = 4,
+    with_article: str | None = None,
+    extractor: str = "claimify",
+    budget: Budget | None = None,
+    claim_budget: Budget | None = None,
+    previous: DocumentVerdict | None = None,
+    on_event: Listener | None = None,
+    grounding: Mode = "off",
+    **config: Any,
+) -> DocumentVerdict:
+    """Check every claim of a document with one claim method (``rag`` when none is named).
+
+    ``budget`` bounds the whole document (extraction and every check); ``claim_budget``
+    each claim's check. ``with_article`` names an article method (``zofia``) to label the
+    whole text REAL or FAKE beside its claims. ``previous``, an earlier result for the same
+    document, is reused: only claims not yet checked are checked.
+    """
+    from verity.documents import check_document
+
+    doc = document if isinstance(document, Document) else as_document(document)
+    name = resolve_method(method, Claim)
+    built = load_method(
+        name, model=model, base_url=base_url, sources=sources, grounding=grounding, **config
+    )
+    article = None
+    if with_article is not None:
+        article = load_method(
+            resolve_method(with_article, Article), model=model, base_url=base_url,
+            sources=sources,
+        )  # fmt: skip
+    chosen = load_extractor(built, model=model, base_url=base_url, variant=extractor)
+    # Each claim's check has a budget (the default one's unless given); the document's
+    # whole spend is bounded only when ``budget`` is given.
+    with events.listening(on_event), spending(budget, scope="run"):
+        return await check_document(
+            doc, built, chosen, concurrency=concurrency,
+            claim_budget=claim_budget or DEFAULT_BUDGET,
+            article_method=article, previous=previous,
+        )  # fmt: skip
+
+
+def check_document(document: str | Document, **options: Any) -> DocumentVerdict:
+    """Sync twin of `acheck_document`, for scripts and notebooks."""
+    import asyncio
+
+    return asyncio.run(acheck_document(document, **options))
+
+
+def as_document(text: str, limits: Limits | None = None) -> Document:
+    """A document from plain text, within the article limit; `BadInputError` if empty."""
+    if not isinstance(text, str) or not text.strip():
+        raise BadInputError("the document is empty: give the text to check")
+    chosen = limits or Limits.from_env(os.environ)
+    if len(text) > chosen.article_chars:
+        raise BadInputError(
+            f"the document is {len(text):,} characters, over the limit of "
+            f"{chosen.article_chars:,} (raise it with [limits] article_chars)"
+        )
+    return Document(text=text)
