@@ -27,7 +27,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
@@ -106,6 +106,15 @@ class Extraction:
     settings: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Vote(Generic[T]):
+    """A step's answers, the one that goes on (None: too few passed), how many passed."""
+
+    answers: list[T]
+    chosen: T | None
+    passed: int
+
+
 @dataclass
 class _Read:
     """One sentence's way through the three steps."""
@@ -182,17 +191,19 @@ class Extractor:
             settings=self.settings(),
         )
 
-    async def select(self, question: str, text_excerpt: str, sentence: str) -> Selection | None:
-        """The selection step alone: the first passing answer, or None when too few pass.
+    async def select(
+        self, question: str, text_excerpt: str, sentence: str, log: CallLog
+    ) -> Vote[Selection]:
+        """The selection step alone, with its vote.
 
         Check-worthiness of a lone sentence (`verity.methods.checkworthy`) is this step
         with the sentence as its own excerpt.
         """
         answers = await self._vote(
-            SELECT, "select", CallLog(), question=question, excerpt=text_excerpt,
-            sentence=sentence,
-        )  # fmt: skip
-        return _passing(answers, self.stages["select"].successes, _selects)
+            SELECT, "select", log, question=question, excerpt=text_excerpt, sentence=sentence
+        )
+        return Vote(answers, _passing(answers, self.stages["select"].successes, _selects),
+                    _count(answers, _selects))  # fmt: skip
 
     async def _read(
         self, document: Document, units: Sequence[Sentence], unit: Sentence, log: CallLog

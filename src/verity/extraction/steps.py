@@ -28,28 +28,32 @@ _CONTEXT_NOTE = (
 )
 
 
+# No length bound on the strings: a grammar-constrained backend (llama.cpp) would unroll
+# one rule per character. The output budget (ANSWER_TOKENS) bounds them instead.
+
+
 class Selection(BaseModel):
     """Whether the sentence holds something a fact-checker can verify, and that part alone."""
 
-    analysis: str = Field(max_length=1_500)
+    analysis: str
     verifiable: bool
     # The sentence cut to its verifiable content; "" when it is kept as it stands.
-    rewritten: str = Field(default="", max_length=1_500)
+    rewritten: str = ""
 
 
 class Disambiguation(BaseModel):
     """The sentence made readable on its own, or the word that it cannot be."""
 
-    analysis: str = Field(max_length=1_500)
+    analysis: str
     resolvable: bool
     # The self-contained sentence (or sentences); "" when it cannot be made so.
-    decontextualized: str = Field(default="", max_length=2_000)
+    decontextualized: str = ""
 
 
 class Decomposition(BaseModel):
     """The sentence's atomic claims, each understandable without the text around it."""
 
-    analysis: str = Field(max_length=1_500)
+    analysis: str
     claims: list[str] = Field(default_factory=list, max_length=MAX_CLAIMS_PER_SENTENCE)
 
 
