@@ -113,6 +113,50 @@ def test_label_must_fit_the_subject() -> None:
     assert Verdict(label=Label.REAL, method="m", subject=Article(text="body")).label is Label.REAL
 
 
+def test_a_check_worthiness_label_fits_a_sentence_and_never_an_article() -> None:
+    from verity.domain import CHECKWORTHY_LABELS, Article
+
+    assert [label.value for label in CHECKWORTHY_LABELS] == ["CHECK_WORTHY", "NOT_CHECK_WORTHY"]
+    sentence = Claim(text="We're consuming 50 percent of the world's cocaine.")
+    for name in ("CHECK_WORTHY", "NOT_CHECK_WORTHY"):
+        verdict = Verdict(label=Label(name), method="m", subject=sentence)
+        assert verdict.to_json_dict()["label"] == name
+        with pytest.raises(ValidationError, match="not a verdict for an article"):
+            Verdict(label=Label(name), method="m", subject=Article(text="body"))
+    # The truth labels of a claim still fit it, and an article's still do not.
+    assert Verdict(label=Label.REFUTED, method="m", subject=sentence).label is Label.REFUTED
+    with pytest.raises(ValidationError, match="not a verdict for a claim"):
+        Verdict(label=Label.REAL, method="m", subject=sentence)
+
+
+def test_the_grounding_checker_is_told_what_a_check_worthiness_label_means() -> None:
+    import asyncio
+    import json
+
+    from verity.grounding import ground
+    from verity.llm.client import ModelClient
+    from verity.testing import FakeChatModel
+
+    answer = json.dumps(
+        {"sentences": [{"n": 1, "status": "no_claim", "references": []}],
+         "argues_for_label": "yes"}
+    )  # fmt: skip
+    meanings = {
+        "CHECK_WORTHY": "the sentence holds a claim worth checking",
+        "NOT_CHECK_WORTHY": "the sentence does not hold a claim worth checking",
+    }
+    for name, meaning in meanings.items():
+        fake = FakeChatModel([answer], model=f"fake-grounding-{name}")
+        verdict = Verdict(
+            label=Label(name), method="m", explanation="It states a figure.",
+            subject=Claim(text="Crime rose 12 percent."),
+        )  # fmt: skip
+        grounding = asyncio.run(ground(verdict, [], ModelClient(fake)))
+        assert grounding.error is None
+        prompt = "\n".join(m.content for m in fake.requests[0][0])
+        assert f"{name} ({meaning})" in prompt
+
+
 def test_errors_with_parts_survive_a_trip_to_another_process() -> None:
     import pickle
 

@@ -65,6 +65,20 @@ def test_markup_in_any_field_prints_as_written(markup: str) -> None:
         assert written in shown
 
 
+@pytest.mark.parametrize(
+    ("name", "sgr"),
+    # Colours apart from the truth labels' green, red, yellow and magenta: cyan and blue
+    # (ANSI SGR 36 and 34, bold being 1).
+    [("CHECK_WORTHY", "\x1b[1;36m"), ("NOT_CHECK_WORTHY", "\x1b[1;34m")],
+)
+def test_a_check_worthiness_label_has_its_own_colour(name: str, sgr: str) -> None:
+    console = Console(file=io.StringIO(), force_terminal=True, color_system="standard", width=120)
+    verdict = Verdict(label=Label(name), method="m", subject=Claim(text="Crime rose 12%."))
+    render.verdict(console, verdict)
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert f"{sgr}{name}" in shown
+
+
 def test_terminal_control_sequences_are_removed() -> None:
     nasty = "ok\x1b]0;owned\x07 \x1b[2J\x1b[31mred\x1b[0m \x9b1m\x07bell\x00nul\x7f tab\there\nline"
     assert render.clean(nasty) == "ok red bellnul tab\there\nline"

@@ -38,12 +38,17 @@ class Label(StrEnum):
     CONFLICTING = "CONFLICTING"
     REAL = "REAL"
     FAKE = "FAKE"
+    CHECK_WORTHY = "CHECK_WORTHY"
+    NOT_CHECK_WORTHY = "NOT_CHECK_WORTHY"
 
 
 CLAIM_LABELS = (Label.SUPPORTED, Label.REFUTED, Label.NOT_ENOUGH_INFO, Label.CONFLICTING)
 # An article is real or fake; NOT_ENOUGH_INFO is a method declining to rule (ZoFia's judge
 # after its last round), which the benchmarks count as wrong.
 ARTICLE_LABELS = (Label.REAL, Label.FAKE, Label.NOT_ENOUGH_INFO)
+# Whether a sentence states something worth fact-checking (the CheckThat! lab's task 1),
+# not whether it is true. The sentence is carried as a Claim; an article is never judged so.
+CHECKWORTHY_LABELS = (Label.CHECK_WORTHY, Label.NOT_CHECK_WORTHY)
 
 
 class Stance(StrEnum):
@@ -321,7 +326,9 @@ class Verdict(_Frozen):
 
     @model_validator(mode="after")
     def _label_fits_subject(self) -> Verdict:
-        allowed = CLAIM_LABELS if isinstance(self.subject, Claim) else ARTICLE_LABELS
+        allowed = (
+            CLAIM_LABELS + CHECKWORTHY_LABELS if isinstance(self.subject, Claim) else ARTICLE_LABELS
+        )
         if self.label not in allowed:
             kind = "a claim" if isinstance(self.subject, Claim) else "an article"
             raise ValueError(f"{self.label.value} is not a verdict for {kind}")

@@ -61,6 +61,9 @@ _COLOURS = {
     Label.FAKE: "red",
     Label.NOT_ENOUGH_INFO: "yellow",
     Label.CONFLICTING: "magenta",
+    # Check-worthiness says nothing of truth: colours apart from the true/false ones.
+    Label.CHECK_WORTHY: "cyan",
+    Label.NOT_CHECK_WORTHY: "blue",
 }
 
 

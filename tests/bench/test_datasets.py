@@ -274,9 +274,11 @@ def test_names_cover_the_issue() -> None:
     names = dataset_names()
     assert set(REQUIRED) <= set(names)
     assert set(TOTALS) == set(RAW)
-    # ToE's datasets are checked in test_datasets_toe.py, the pair sets in test_datasets_pairs.py.
+    # ToE's datasets are checked in test_datasets_toe.py, the pair sets in
+    # test_datasets_pairs.py, CheckThat! 2024 in test_datasets_checkthat.py.
     assert set(names) - set(TOTALS) == {
-        "liar-train", "liar-new-3way", "toe-fig5", "advfact", "climate-fever-evidence"
+        "liar-train", "liar-new-3way", "toe-fig5", "advfact", "climate-fever-evidence",
+        "ct24-checkworthy", "ct24-checkworthy-dev", "ct24-checkworthy-train",
     }  # fmt: skip
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from verity.domain import Article, Claim, Evidence, Label
+from verity.errors import DatasetError
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,9 @@ class DatasetSplit:
     (on a binary SUPPORTED / NOT_SUPPORTED dataset, NOT_ENOUGH_INFO counts as REFUTED);
     a prediction outside the space after mapping counts as wrong. ``corpus`` names a
     JSONL file of documents for the open-book setting, where the dataset ships one.
+    ``positive`` is the class whose own F1 is the dataset's official measure (CheckThat!
+    check-worthiness scores the F1 of the check-worthy class); reports show it beside
+    accuracy and macro-F1. None where the measure covers every class alike.
     """
 
     name: str
@@ -48,6 +52,13 @@ class DatasetSplit:
     corpus: Path | None = None
     has_gold: bool = False
     paper: str = ""
+    positive: Label | None = None
+
+    def __post_init__(self) -> None:
+        if self.positive is not None and self.positive not in self.labels:
+            raise DatasetError(
+                f"{self.name}: positive class {self.positive} is not among its labels"
+            )
 
     def map_prediction(self, label: Label) -> Label:
         """A method's label as this dataset's protocol counts it."""

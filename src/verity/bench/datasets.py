@@ -22,6 +22,11 @@ from pathlib import Path
 from verity.bench.base import DatasetSplit
 from verity.bench.loaders.averitec import load_averitec, load_averitec_binary
 from verity.bench.loaders.check_covid import load_check_covid
+from verity.bench.loaders.checkthat import (
+    load_ct24_checkworthy,
+    load_ct24_checkworthy_dev,
+    load_ct24_checkworthy_train,
+)
 from verity.bench.loaders.common import DATA_DIR_HINT
 from verity.bench.loaders.liar import (
     load_liar,
@@ -70,6 +75,11 @@ _LOADERS: dict[str, Loader] = {
     # Pairs of one claim and one sentence, the sentence's own label (a sentence judge's set).
     "climate-fever-evidence": load_climate_fever_evidence,
     "summeval": load_summeval,
+    # Sentences judged check-worthy or not (CheckThat! 2024 Task 1, English): not a verdict
+    # on truth; the lab's measure is the F1 of the check-worthy class (`DatasetSplit.positive`).
+    "ct24-checkworthy": load_ct24_checkworthy,
+    "ct24-checkworthy-dev": load_ct24_checkworthy_dev,
+    "ct24-checkworthy-train": load_ct24_checkworthy_train,
 }
 # Shipped inside the package: loaded without the data folder.
 _PACKAGED = ("toe-fig5",)

@@ -42,6 +42,12 @@ from verity.bench.report_compare import (
     comparison_lines,
 )
 from verity.bench.report_plots import confusion_figure, metrics_figure, png
+from verity.bench.report_positive import (
+    positive_f1,
+    positive_of,
+    positive_payload,
+    positive_title,
+)
 from verity.domain import Label, Usage
 from verity.errors import BadInputError
 from verity.llm.prices import dollars as as_dollars
@@ -240,9 +246,12 @@ def write_report(
     out. The Markdown header reads ``seed`` and ``code_version`` from
     ``manifest`` ("-" where absent), and names the web stand-in where
     ``manifest["web_standin"]`` records one; the whole manifest is stored in
-    ``report.json``. ``warnings[method]`` lists what the method said was wrong with its
-    setup: shown at the top of ``report.md`` and stored as ``warnings`` in ``report.json``
-    (method -> sentences; empty when no method warned).
+    ``report.json``. Where ``manifest["dataset"]["positive"]`` names a class (the dataset
+    is scored by that class's F1, as CheckThat! is), ``report.md`` gains its F1 beside
+    macro-F1 and ``report.json`` keeps it under ``positive``. ``warnings[method]`` lists
+    what the method said was wrong with its setup: shown at the top of ``report.md`` and
+    stored as ``warnings`` in ``report.json`` (method -> sentences; empty when no method
+    warned).
 
     Raises `BadInputError` when there is no result, a key differs from its result's
     name, two names share a plot file name, a paper figure is outside [0, 1] or names an
@@ -295,6 +304,11 @@ def write_report(
         },
         "manifest": dict(manifest),
     }
+    positive = positive_of(manifest)
+    if positive is not None:
+        payload["positive"] = positive_payload(
+            positive, {name: r.metrics for name, r in results.items()}
+        )
     files: dict[str, bytes] = {
         plot_names[name]: png(confusion_figure(result)) for name, result in results.items()
     }
@@ -317,6 +331,7 @@ def write_report(
         setting=setting,
         results=results,
         manifest=manifest,
+        positive=positive,
         papers=papers,
         plot_names=plot_names,
         warnings=warned,
@@ -393,6 +408,7 @@ def _markdown(
     setting: str,
     results: Mapping[str, MethodResult],
     manifest: Mapping[str, Any],
+    positive: Label | None,
     papers: Mapping[str, Mapping[str, float]],
     plot_names: Mapping[str, str],
     warnings: Mapping[str, Sequence[str]],
@@ -441,6 +457,8 @@ def _markdown(
         header.append(title)
         if metric in published:
             header.append(f"paper {PAPER_METRICS[metric]}")
+        if metric == "macro_f1" and positive is not None:
+            header.append(positive_title(positive))
         if metric == "accuracy":
             header.append("accuracy per gold label")
             if grounded:
@@ -466,6 +484,9 @@ def _markdown(
             if metric in published:
                 paper = papers.get(name, {}).get(metric)
                 cells.append(_pct(paper) if paper is not None else "-")
+            if metric == "macro_f1" and positive is not None:
+                f1 = positive_f1(m, positive)
+                cells.append(_pct(f1) if f1 is not None else "-")
             if metric == "accuracy":
                 cells.append(_per_gold_label(m))
                 if grounded:

@@ -875,6 +875,8 @@ def prepare(
             "labels": [label.value for label in split.labels],
             "label_map": split.label_map,
             "prediction_map": {k.value: v.value for k, v in split.prediction_map.items()},
+            # The class a lab scores alone (CheckThat's check-worthy sentences), if any.
+            "positive": split.positive.value if split.positive is not None else None,
         },
         "sample": {"n": len(sample), "requested": config.sample, "ids": [ex.id for ex in sample]},
         "excluded_demonstrations": sorted(f"{split.name}:{i}" for i in held.demonstrations),

@@ -234,6 +234,7 @@ def _run_once(
 
     from verity.bench.recipes.lookup import paper_figures_for
     from verity.bench.report import cost_per_example
+    from verity.bench.report_positive import positive_f1, positive_title
     from verity.bench.runner import prepare
     from verity.errors import BudgetExceededError
     from verity.render import clean, text
@@ -284,14 +285,19 @@ def _run_once(
             run.close()
     # The grounding columns only where some verdict was checked; the checker's calls apart.
     grounded = any(result.grounding is not None for result in results.values())
+    # The dataset's own measure where it is one class's F1 (CheckThat!'s check-worthy class).
+    positive = run.split.positive
     table = Table(
-        "method", "n", "errors", "accuracy", "macro-F1", "balanced acc.", "calls/claim", "cost",
+        "method", "n", "errors", "accuracy", "macro-F1",
+        *((positive_title(positive),) if positive is not None else ()),
+        "balanced acc.", "calls/claim", "cost",
         *(("grounded", "contradicts label", "grounding calls") if grounded else ()),
     )  # fmt: skip
     for name, result in results.items():
         m, usage = result.metrics, result.usage_per_claim
         table.add_row(
             text(name), str(m.n), str(m.errors), f"{m.accuracy:.3f}", f"{m.macro_f1:.3f}",
+            *((_score(positive_f1(m, positive)),) if positive is not None else ()),
             f"{m.balanced_accuracy:.3f}", f"{usage.get('llm_calls', 0):.1f}",
             cost_per_example(usage), *(_grounding_cells(result) if grounded else ()),
         )  # fmt: skip
@@ -301,6 +307,11 @@ def _run_once(
         say("red", "the run's budget is spent: rerun the same command to go on")
         raise stopped
     return results
+
+
+def _score(value: float | None) -> str:
+    """A score on the 0-1 scale as the terminal table shows it; "-" where there is none."""
+    return "-" if value is None else f"{value:.3f}"
 
 
 def _grounding_cells(result: MethodResult) -> tuple[str, str, str]:

@@ -68,6 +68,8 @@ _MEANING = {
     Label.CONFLICTING: "the evidence is mixed, some for and some against the claim",
     Label.REAL: "the news article is genuine",
     Label.FAKE: "the news article is fake",
+    Label.CHECK_WORTHY: "the sentence holds a claim worth checking",
+    Label.NOT_CHECK_WORTHY: "the sentence does not hold a claim worth checking",
 }
 
 
