@@ -122,12 +122,12 @@ def part_one(method: str, doc: Document, concurrency: int, delay: float) -> None
 
 def summeval_articles(count: int) -> list[str]:
     folder = Path(os.environ.get("VERITY_DATA_DIR", ROOT.parent / "shared" / "datasets"))
-    path = folder / "SummEval" / "model_annotations.aligned.paired.jsonl"
+    path = folder / "SummEval" / "summeval.jsonl"
     seen: list[str] = []
     if not path.exists():
         return seen
     for line in path.read_text(encoding="utf-8").splitlines():
-        text = json.loads(line).get("text", "")
+        text = json.loads(line).get("article", "")
         if text and text not in seen:
             seen.append(text)
         if len(seen) == count:

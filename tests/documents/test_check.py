@@ -176,3 +176,15 @@ def test_the_markdown_report_shows_each_claim_in_place_as_inert_text() -> None:
     assert "\\<b\\>Bo\\</b\\> won \\*\\*42\\*\\* votes." in text
     assert "<b>" not in text
     assert "### C1: SUPPORTED (0.80)" in text
+
+
+def test_a_method_that_does_not_verify_claims_is_refused_before_anything_runs() -> None:
+    class FakeSentenceJudge(FakeMethod):
+        task: ClassVar[str] = "check-worthiness"
+
+    judge = FakeSentenceJudge()
+    with pytest.raises(BadInputError, match="does not verify claims"):
+        run(judge)
+    assert judge.seen == []
+    with pytest.raises(BadInputError, match="does not verify claims"):
+        run(FakeArticleMethod())  # type: ignore[arg-type]

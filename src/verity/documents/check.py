@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from verity import events
 from verity.documents.summary import summarise
 from verity.documents.types import ClaimResult, DocumentVerdict
-from verity.domain import Article, Trace, Usage, Verdict
-from verity.errors import VerityError
+from verity.domain import Article, Claim, Trace, Usage, Verdict
+from verity.errors import BadInputError, VerityError
 from verity.extraction.extract import Extraction, Extractor
 from verity.extraction.types import Document, ExtractedClaim
 from verity.llm.budget import Budget, spending
@@ -50,7 +50,12 @@ async def check_document(
     else about it (another document, another method) is ignored, not an error.
     """
     if concurrency < 1:
-        raise VerityError("concurrency must be at least 1")
+        raise BadInputError("concurrency must be at least 1")
+    if getattr(method, "task", None) == "check-worthiness" or Claim not in method.accepts:
+        raise BadInputError(
+            f"method {_method_name(method)!r} does not verify claims; a document's claims "
+            "need a claim method (rag, local, wkgfc, toe, or a claim baseline)"
+        )
     started = time.monotonic()
     kept = _reusable(previous, document, method, extractor)
     if kept is not None and all(n.outcome != "failed" for n in kept.sentences):
