@@ -100,6 +100,10 @@ def test_each_claim_is_checked_with_the_document_date_as_its_cutoff() -> None:
     assert result.summary.in_doubt == ("C3", "C1", "C2")
     assert result.sentences[3].outcome == "no_verifiable_claim"
     assert result.complete
+    shown = result.to_json_dict()["claims"][1]
+    assert shown["sentence"] == "It holds 35 cubic kilometres of water."
+    assert shown["checkworthy"] == "1 of 1 answers found a verifiable fact"
+    assert shown["label"] == "SUPPORTED" and shown["status"] == "checked"
 
 
 def test_concurrency_bounds_how_many_claims_are_checked_at_once() -> None:

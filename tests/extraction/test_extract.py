@@ -112,6 +112,7 @@ def test_a_sentence_one_answer_of_three_calls_verifiable_is_dropped() -> None:
     note = found.sentences[0]
     assert note.outcome == "no_verifiable_claim"
     assert note.reason.startswith("1 of 3")
+    assert note.selection == "1 of 3 answers found a verifiable fact"
     assert len(fake.requests) == 3  # nothing asked past selection
 
 

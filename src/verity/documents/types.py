@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from verity.domain import Trace, Usage, Verdict
-from verity.extraction.types import Document, ExtractedClaim, SentenceNote
+from verity.extraction.types import Document, ExtractedClaim, SentenceNote, Span
 
 
 class _Frozen(BaseModel):
@@ -75,6 +75,9 @@ class DocumentVerdict(_Frozen):
             c.status == "checked" for c in self.claims
         )
 
+    def _selection(self, index: int) -> str:
+        return next((n.selection for n in self.sentences if n.index == index), "")
+
     def to_json_dict(self) -> dict[str, Any]:
         """The JSON shape the CLI prints and the service returns."""
         doc = self.document
@@ -94,6 +97,8 @@ class DocumentVerdict(_Frozen):
             "claims": [
                 {
                     **r.claim.model_dump(mode="json"),
+                    "sentence": _sentence_text(doc.text, r.claim.spans[0]),
+                    "checkworthy": self._selection(r.claim.sentence_index),
                     "status": r.status,
                     "label": r.label,
                     "error": r.error,
@@ -107,3 +112,7 @@ class DocumentVerdict(_Frozen):
             "usage": self.usage.model_dump(),
             "complete": self.complete,
         }
+
+
+def _sentence_text(text: str, span: Span) -> str:
+    return text[span.start : span.end]

@@ -237,10 +237,10 @@ class Extractor:
             sentence=unit.text,
         )  # fmt: skip
         chosen = _passing(answers, s["select"].successes, _selects)
+        votes = f"{_count(answers, _selects)} of {len(answers)} answers found a verifiable fact"
+        note = note.model_copy(update={"selection": votes})
         if chosen is None:
-            passed = _count(answers, _selects)
-            reason = f"{passed} of {len(answers)} answers found a verifiable fact"
-            return _Read(note.model_copy(update={"reason": reason}), [])
+            return _Read(note.model_copy(update={"reason": votes}), [])
         selected = chosen.rewritten.strip() or unit.text
         written = document.date.isoformat() if document.date else "unknown"
         window = excerpt(units, unit.index, before=s["disambiguate"].before, after=0)

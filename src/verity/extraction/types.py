@@ -76,6 +76,8 @@ class SentenceNote(_Frozen):
     disambiguated: str | None = None
     claim_ids: tuple[str, ...] = ()
     reason: str = ""
+    # Its check-worthiness: how many of selection's answers found a verifiable fact.
+    selection: str = ""
 
 
 class ExtractedClaim(_Frozen):
