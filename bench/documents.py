@@ -174,8 +174,10 @@ def main() -> None:
     doc = document(args.claims)
     print(f"endpoint delay {args.delay:.2f} s; a document of {args.claims} sentences, "
           f"{len(doc.text.split())} words; claims checked {concurrency} at once\n")  # fmt: skip
-    print(f"{'method':8} {'claims':>6} {'ex.cls':>6} {'E s':>8} {'mean s':>8} {'S s':>8} "
-          f"{'D s':>8} {'E+S s':>8} {'D/E+S':>6} {'calls':>6} {'peak':>5} {'failed':>6}")  # fmt: skip
+    heads = ("claims", "ex.cls", "E s", "mean s", "S s", "D s", "E+S s", "D/E+S", "calls",
+             "peak", "failed")  # fmt: skip
+    widths = (6, 6, 8, 8, 8, 8, 8, 6, 6, 5, 6)
+    print(f"{'method':8} " + " ".join(f"{h:>{w}}" for h, w in zip(heads, widths, strict=True)))
     for method in args.methods.split(","):
         part_one(method, doc, concurrency, args.delay)
     print()

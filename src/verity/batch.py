@@ -16,8 +16,12 @@ Each input line is a JSON object, a claim or an article, with an optional ``id``
 
 A line with a ``claim`` key is a claim (``date`` YYYY-MM-DD and ``speaker`` optional); a
 line with ``text`` and no ``claim`` is an article (``title``, ``url`` and ``date``
-optional). Other keys are ignored. Each output line is the object ``verity check --json``
-prints, plus ``id``. An item's key is its ``id``, else a hash of what identifies the
+optional); a line with ``document`` is a whole text checked claim by claim
+(``{"id": "d1", "document": "...", "title": "...", "url": "...", "date": "..."}``).
+Other keys are ignored. Each output line is the object ``verity check --json`` prints,
+plus ``id``. A document's line is not done while some of its claims failed
+(``"complete": false``): a rerun checks it again and appends its new line, the last line
+of an id being the one that holds. An item's key is its ``id``, else a hash of what identifies the
 claim or article; a rerun skips every key already in the output.
 
 The output file is the user's data, so it is handled with care:
@@ -61,10 +65,12 @@ from typing import IO, TYPE_CHECKING, Any
 
 from filelock import FileLock, Timeout
 
+from verity.documents.types import DocumentVerdict
 from verity.domain import Article, Claim, Usage, Verdict
 from verity.engines import Engine, portable_error
 from verity.errors import BadInputError, BudgetExceededError
-from verity.inputs import open_regular_file, subject_from_record
+from verity.extraction.types import Document
+from verity.inputs import document_from_record, open_regular_file, subject_from_record
 from verity.jsonl import json_line
 from verity.limits import Limits, check_subject_size
 from verity.llm.budget import Budget, Spend, spending
@@ -76,14 +82,18 @@ if TYPE_CHECKING:
 #: Characters of an error message kept in ``<output>.errors.jsonl``.
 MAX_ERROR_CHARS = 2_000
 
+# What a batch checks, and what each check gives.
+Subject = Claim | Article | Document
+Result = Verdict | DocumentVerdict
+
 
 @dataclass(frozen=True)
 class BatchItem:
-    """One claim or article of a batch, with the key that identifies it across runs."""
+    """One claim, article or document of a batch, with the key that identifies it across runs."""
 
     key: str
     line: int
-    subject: Claim | Article
+    subject: Subject
 
 
 @dataclass(frozen=True)
@@ -102,12 +112,14 @@ class Failure:
     error: Exception
 
 
-def item_key(record: dict[str, Any], subject: Claim | Article) -> str:
+def item_key(record: dict[str, Any], subject: Subject) -> str:
     """The record's id, else a stable hash of what identifies the claim or article."""
     if record.get("id") is not None:
         return str(record["id"])
     if isinstance(subject, Claim):
         fields = [subject.text, str(subject.date), subject.speaker]
+    elif isinstance(subject, Document):
+        fields = ["document", subject.title, subject.text, subject.url, str(subject.date)]
     else:
         fields = ["article", subject.title, subject.text, subject.url, str(subject.date)]
     basis = json.dumps(fields, ensure_ascii=False)
@@ -166,8 +178,12 @@ def _item(number: int, raw: bytes, limits: Limits, seen: set[str]) -> BatchItem 
     if not isinstance(record, dict):
         return BadLine(number, "not a JSON object")
     try:
-        subject = subject_from_record(record)
-        check_subject_size(subject, limits)
+        subject: Subject
+        if "document" in record:
+            subject = document_from_record(record, limits.article_chars)
+        else:
+            subject = subject_from_record(record)
+            check_subject_size(subject, limits)
     except BadInputError as exc:
         return BadLine(number, str(exc))
     key = item_key(record, subject)
@@ -178,15 +194,21 @@ def _item(number: int, raw: bytes, limits: Limits, seen: set[str]) -> BatchItem 
 
 
 def is_result(record: object) -> bool:
-    """Whether a decoded output line is a result verity wrote (see `Verdict.to_json_dict`)."""
-    return (
+    """Whether a decoded output line is a result verity wrote.
+
+    A claim's or article's is `Verdict.to_json_dict`, a document's
+    `DocumentVerdict.to_json_dict`, each with the ``id``.
+    """
+    if not (
         isinstance(record, dict)
         and isinstance(record.get("id"), str)
         and isinstance(record.get("method"), str)
-        and isinstance(record.get("label"), str)
         and isinstance(record.get("usage"), dict)
-        and isinstance(record.get("trace"), dict)
-    )
+    ):
+        return False
+    if isinstance(record.get("document"), dict):
+        return isinstance(record.get("claims"), list) and isinstance(record.get("summary"), dict)
+    return isinstance(record.get("label"), str) and isinstance(record.get("trace"), dict)
 
 
 def is_error_entry(record: object) -> bool:
@@ -357,7 +379,9 @@ def _read_own(path: Path, own: Callable[[object], bool], what: str, *, keep_torn
                 f"{path} exists and its line {number} is not a verity {what}: verity "
                 "appends only to files it wrote; choose a new file or move this one away"
             )
-        keys.add(str(record["id"]))
+        # A document with failed claims is redone by a rerun, as a failed item is.
+        if record.get("complete") is not False:
+            keys.add(str(record["id"]))
     if tail and not keep_torn:
         if not _torn_write(tail):
             raise BadInputError(
@@ -431,7 +455,7 @@ def _append(path: Path) -> IO[bytes]:
 class Outcome:
     """One item's verdict, or the error that stopped its check."""
 
-    verdict: Verdict | None = None
+    verdict: Result | None = None
     error: Exception | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -449,7 +473,7 @@ class Checks:
     per worker, so for Ray it must be picklable (a `functools.partial` of `verifier_for`).
     """
 
-    verifier: Callable[[], Callable[[Claim | Article], Verdict]]
+    verifier: Callable[[], Callable[[Subject], Result]]
     # What each item's check may spend (None: no limit).
     budget: Budget | None = None
 
@@ -458,8 +482,11 @@ class Checks:
         verify = self.verifier()
 
         def one(item: BatchItem) -> Outcome:
+            # A document's checker bounds each of its claims' checks with the budget (see
+            # `verity.cli.document.batch_checker`); the whole text is bounded by the run's.
+            limit = None if isinstance(item.subject, Document) else self.budget
             try:
-                with spending(self.budget):
+                with spending(limit):
                     return Outcome(verdict=verify(item.subject))
             except Exception as exc:  # noqa: BLE001 - recorded per item, see run_batch
                 return Outcome(error=exc)
@@ -487,7 +514,7 @@ def methods_for(settings: Settings, names: dict[SubjectKind, str]) -> dict[Subje
 
 def verifier_for(
     settings: Settings, names: dict[SubjectKind, str], concurrency: int = 1
-) -> Callable[[Claim | Article], Verdict]:
+) -> Callable[[Subject], Result]:
     """A function checking each subject with its kind's method, for ``concurrency`` at once.
 
     What a worker builds from a batch's settings (`Checks`); the models follow the
@@ -503,7 +530,10 @@ def verifier_for(
     return partial(_verify_with, methods)
 
 
-def _verify_with(methods: dict[SubjectKind, Method], subject: Claim | Article) -> Verdict:
+def _verify_with(methods: dict[SubjectKind, Method], subject: Subject) -> Result:
+    # Document lines never reach a worker: the driver refuses them on other engines.
+    if isinstance(subject, Document):
+        raise BadInputError("a document line needs --engine thread")
     return methods[type(subject)].verify(subject)
 
 
@@ -515,11 +545,11 @@ class BatchResult(list[Failure]):
 
 def run_batch(
     items: Iterable[BatchItem],
-    verify: Callable[[Claim | Article], Verdict] | Checks,
+    verify: Callable[[Subject], Result] | Checks,
     output: ResultFile,
     *,
     concurrency: int = 1,
-    on_result: Callable[[BatchItem, Verdict | None], None] | None = None,
+    on_result: Callable[[BatchItem, Result | None], None] | None = None,
     engine: Engine | None = None,
     budget: Budget | None = None,
     run_budget: Budget | None = None,
@@ -587,7 +617,5 @@ def run_batch(
     return failures
 
 
-def _given(
-    verify: Callable[[Claim | Article], Verdict],
-) -> Callable[[Claim | Article], Verdict]:
+def _given(verify: Callable[[Subject], Result]) -> Callable[[Subject], Result]:
     return verify

@@ -8,7 +8,8 @@ An article file is JSON when its content, stripped, starts with ``{``: an object
 ``text`` and optional ``title``, ``url`` and ``date`` (YYYY-MM-DD); other keys are
 ignored. Anything else is plain text: the whole of it is the article's text, with no
 title. A record (a batch line, an article file) is an article when it has ``text`` and
-no ``claim``, else a claim with optional ``date`` and ``speaker``.
+no ``claim``, else a claim with optional ``date`` and ``speaker``. A batch line with
+``document`` is a whole text to check claim by claim (`document_from_record`).
 """
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ from pydantic import ValidationError
 
 from verity.domain import Article, Claim
 from verity.errors import BadInputError
+from verity.extraction.types import Document
 
 _RULES = {
     "claim": "a non-empty string",
     "text": "a non-empty string",
+    "document": "a non-empty string",
     "title": "a string",
     "url": "a string",
     "speaker": "a string",
@@ -65,6 +68,29 @@ def article_from_record(record: Mapping[str, Any]) -> Article:
         )
     except ValidationError as exc:
         raise _invalid(exc) from exc
+
+
+def document_from_record(record: Mapping[str, Any], max_chars: int | None = None) -> Document:
+    """The document a batch line ``{"document": TEXT, "title", "url", "date"}`` describes.
+
+    ``max_chars`` is the article limit, which the text and title together must keep to.
+    """
+    try:
+        document = Document(
+            text=record["document"] if record.get("document") is not None else "",
+            title=record["title"] if record.get("title") is not None else "",
+            url=record.get("url"),
+            date=record.get("date"),
+        )
+    except ValidationError as exc:
+        raise _invalid(exc, {"text": "document"}) from exc
+    size = len(document.text) + len(document.title)
+    if max_chars is not None and size > max_chars:
+        raise BadInputError(
+            f"the document has {size:,} characters, more than the limit of {max_chars:,} "
+            "(raise it with [limits] article_chars)"
+        )
+    return document
 
 
 def parse_article(content: str, name: str) -> Article:

@@ -54,7 +54,7 @@ def text(value: object, style: str = "") -> Text:
     return Text(clean(value), style=style)
 
 
-_COLOURS = {
+LABEL_COLOURS = {
     Label.SUPPORTED: "green",
     Label.REAL: "green",
     Label.REFUTED: "red",
@@ -80,7 +80,7 @@ def verdict(console: Console, v: Verdict) -> None:
     if isinstance(v.subject, Article):
         # The article came from a file: say which one the verdict is about.
         console.print(Text.assemble(("Article: ", "bold"), text(article_heading(v.subject))))
-    colour = _COLOURS.get(v.label, "white")
+    colour = LABEL_COLOURS.get(v.label, "white")
     confidence = "n/a" if v.confidence is None else f"{v.confidence:.2f}"
     console.print(
         Text.assemble(

@@ -119,7 +119,8 @@ def test_a_sentence_one_answer_of_three_calls_verifiable_is_dropped() -> None:
 def test_an_ambiguity_two_answers_cannot_resolve_drops_the_sentence() -> None:
     def unresolved(_stage: str, sentence: str, seed: int) -> dict[str, Any]:
         ok = seed == 1
-        return {"analysis": "who is he?", "resolvable": ok, "decontextualized": sentence if ok else ""}
+        shown = sentence if ok else ""
+        return {"analysis": "who is he?", "resolvable": ok, "decontextualized": shown}
 
     extractor, _ = fake_extractor(verifiable, unresolved, one_claim)
     found = run(extractor, Document(text="He said it rose last winter."))

@@ -1,4 +1,4 @@
-"""The extractor with the embedded model on a SummEval article: claims that stand where they were said.
+"""The extractor with the embedded model on a SummEval article: each claim placed on its text.
 
 The model is small (SmolLM2-135M): this proves the pipeline runs end to end on real
 text and that every claim it gives is placed on text that bears it out, not that the

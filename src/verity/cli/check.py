@@ -3,6 +3,7 @@
 verity check "The Eiffel Tower is in Paris."
 verity check "..." --model openai:gpt-4o-mini --source wikipedia --json
 verity check --article news.json            # or a .txt file, or - for stdin
+verity check --document article.txt --concurrency 8   # every claim of a text (cli/document.py)
 verity check "..." --json --progress        # each step on stderr, the verdict on stdout
 verity check --input claims.jsonl --output results.jsonl
 verity check --input claims.jsonl --output results.jsonl --engine ray   # on a Ray cluster
@@ -44,9 +45,9 @@ from verity.errors import BadInputError, VerityError
 from verity.jsonl import json_line, json_text
 
 if TYPE_CHECKING:
-    from verity.batch import BatchItem, Checks, ResultFile
+    from verity.batch import BatchItem, Checks, Result, ResultFile, Subject
     from verity.config import Settings
-    from verity.domain import Article, Claim, Verdict
+    from verity.domain import Article, Claim
     from verity.engines import Engine
     from verity.llm.budget import Budget
 
@@ -57,9 +58,20 @@ def check(
         Path | None,
         typer.Option("--article", help="A news article: a text or JSON file, or - for stdin."),
     ] = None,
+    document: Annotated[
+        str | None,
+        typer.Option(
+            "--document",
+            help="A whole text checked claim by claim: a text or JSON file, - for stdin, "
+            "or an http(s) URL.",
+        ),
+    ] = None,
     method: Annotated[
         str | None,
-        typer.Option(help="Method name (default rag for a claim, zofia for an article)."),
+        typer.Option(
+            help="Method name (default rag for a claim or a document's claims, zofia for an "
+            "article)."
+        ),
     ] = None,
     model: Annotated[
         str | None, typer.Option(help="local | local:/path/model.gguf | openai:MODEL")
@@ -90,9 +102,36 @@ def check(
         Path | None, typer.Option("--input", help="JSONL of claims or articles to check.")
     ] = None,
     output_file: Annotated[
-        Path | None, typer.Option("--output", help="JSONL results of a batch (appended).")
+        Path | None,
+        typer.Option(
+            "--output",
+            help="JSONL results of a batch (appended); with --document, its result record "
+            "(a rerun checks only the claims not yet checked).",
+        ),
     ] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Parallel checks in a batch.")] = 1,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Checks at once: items of a batch (default 1), claims of a document (default 4).",
+        ),
+    ] = None,
+    with_article: Annotated[
+        str | None,
+        typer.Option(
+            "--with", help="--document: an article method (zofia) run on the whole text too."
+        ),
+    ] = None,
+    extractor: Annotated[
+        str | None,
+        typer.Option(
+            help="--document: how claims are taken: claimify (3 answers per step, as the "
+            "paper) | single (one answer per step)."
+        ),
+    ] = None,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="--document: write a Markdown report here.")
+    ] = None,
     engine: Annotated[
         str, typer.Option(help="Where a batch runs: thread (this process) | ray (a Ray cluster).")
     ] = "thread",
@@ -121,7 +160,10 @@ def check(
     ] = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Check a claim, an article with --article, or a batch with --input and --output."""
+    """Check a claim, an article with --article, or a batch with --input and --output.
+
+    With --document, every claim of a whole text (a file, - for stdin, or a URL).
+    """
     from verity import events, render
     from verity.api import method_from_settings
     from verity.cli.progress import shown, wanted
@@ -137,14 +179,31 @@ def check(
         sources=source,
     )
     settings = with_grounding(settings, grounding, grounding_checker)
-    _one_input(claim, article, input_file)
+    _one_input(claim, article, input_file, document)
     run_options = (run_max_calls, run_max_tokens, run_max_seconds, run_max_cost)
     budget, run_budget = budgets(
         settings, (max_calls, max_tokens, max_seconds, max_cost), run_options
     )
+    if document is not None:
+        from verity.cli.document import DEFAULT_CONCURRENCY, DocumentOptions, check_document_command
+
+        _document_only(trace, speaker, engine, address)
+        options = DocumentOptions(
+            source=document, concurrency=concurrency or DEFAULT_CONCURRENCY,
+            with_article=with_article, extractor=extractor or "claimify", output=output_file,
+            report=report, as_json=as_json, progress=show_progress,
+            when=_parse_date(claim_date),
+        )  # fmt: skip
+        check_document_command(options, settings, budget, run_budget)
+        return
+    if with_article is not None or extractor is not None or report is not None:
+        raise BadInputError("--with, --extractor and --report apply to --document")
     if input_file is not None or output_file is not None:
         inputs, outputs = _batch_paths(input_file, output_file, as_json, trace, claim_date, speaker)
-        _batch(settings, inputs, outputs, concurrency, _engine(engine, address), budget, run_budget)
+        _batch(
+            settings, inputs, outputs, concurrency or 1, _engine(engine, address), budget,
+            run_budget,
+        )  # fmt: skip
         return
     _engine_in_batch_only(engine, address)
     if any(value is not None for value in run_options):
@@ -202,14 +261,29 @@ def _check_trace_path(trace: Path) -> None:
         raise BadInputError(f"--trace {trace} is not a regular file")
 
 
-def _one_input(claim: str | None, article: Path | None, input_file: Path | None) -> None:
-    given = [
-        name
-        for name, value in (("a claim", claim), ("--article", article), ("--input", input_file))
-        if value is not None
-    ]
+def _one_input(
+    claim: str | None, article: Path | None, input_file: Path | None, document: str | None
+) -> None:
+    inputs = (("a claim", claim), ("--article", article), ("--input", input_file),
+              ("--document", document))  # fmt: skip
+    given = [name for name, value in inputs if value is not None]
     if len(given) > 1:
         raise BadInputError(f"give either {given[0]} or {given[1]}, not both")
+
+
+def _document_only(
+    trace: Path | None, speaker: str | None, engine: str, address: str | None
+) -> None:
+    """Refuse the options of one claim and of a batch with --document, by name."""
+    if trace is not None:
+        raise BadInputError(
+            "--trace is for one claim or article; with --document, --output FILE keeps every "
+            "claim's verdict with its trace"
+        )
+    if speaker is not None:
+        raise BadInputError("--speaker is for a claim; a document's claims have no speaker")
+    if engine != "thread" or address is not None:
+        raise BadInputError("--engine and --address apply to a batch (--input and --output)")
 
 
 def _subject(
@@ -318,15 +392,20 @@ def _batch(
     from functools import partial
 
     from verity.batch import Checks, ResultFile, read_items, verifier_for
+    from verity.extraction.types import Document
 
     items, bad = read_items(input_file, settings.limits)
     for line in bad:
         say("yellow", f"{input_file}:{line.line}: skipped: {line.reason}")
     names = _method_names(settings, items, input_file)
+    documents = [item.line for item in items if isinstance(item.subject, Document)]
+    if documents and not engine.local:
+        # A document's claims are checked in one process, sharing its extraction.
+        raise BadInputError(f"{input_file}:{documents[0]}: a document line needs --engine thread")
     # The output is checked and locked before any model loads: a mistake costs nothing.
     with ResultFile(output_file, source=input_file) as output, engine:
-        verify: Callable[[Claim | Article], Verdict] | Checks = _verifier(
-            settings, names, concurrency
+        verify: Callable[[Subject], Result] | Checks = _verifier(
+            settings, names, concurrency, budget if documents else None
         )
         if not engine.local:
             # Each worker builds the methods again from the settings; those built here
@@ -338,7 +417,7 @@ def _batch(
 
 def _run(
     items: list[BatchItem],
-    verify: Callable[[Claim | Article], Verdict] | Checks,
+    verify: Callable[[Subject], Result] | Checks,
     output: ResultFile,
     input_file: Path,
     concurrency: int,
@@ -349,18 +428,22 @@ def _run(
     from rich.progress import Progress
 
     from verity.batch import run_batch
+    from verity.documents.types import DocumentVerdict
     from verity.domain import Usage
     from verity.llm.prices import cost_phrase
 
     todo = len(items) - len(output.done & {i.key for i in items})
     usage = [Usage()]
+    partly: list[tuple[BatchItem, DocumentVerdict]] = []  # documents with failed claims
     lock = threading.Lock()  # results arrive from worker threads
 
-    def finished(_item: object, verdict: Verdict | None) -> None:
+    def finished(item: BatchItem, verdict: Result | None) -> None:
         with lock:
             progress.advance(task)
             if verdict is not None:
                 usage[0] = usage[0] + verdict.usage
+            if isinstance(verdict, DocumentVerdict) and not verdict.complete:
+                partly.append((item, verdict))
 
     with Progress(console=err, transient=False) as progress:
         task = progress.add_task("checking", total=todo)
@@ -370,6 +453,9 @@ def _run(
         )  # fmt: skip
     for failure in failures:
         say("red", f"{input_file}:{failure.item.line}: failed: {failure.error}")
+    for item, result in partly:
+        failed = sum(r.status != "checked" for r in result.claims)
+        say("red", f"{input_file}:{item.line}: {failed} claim check(s) failed; a rerun retries it")
     say(
         "default",
         f"{todo - len(failures)} checked, {len(items) - todo} already done, "
@@ -391,6 +477,10 @@ def _run(
         raise typer.Exit(code=exit_code(failures.stopped))
     if bad or failures:
         raise typer.Exit(code=2 if bad else exit_code(failures[0].error))
+    if partly:
+        from verity.cli.document import failed_code
+
+        raise typer.Exit(code=failed_code(min(partly, key=lambda p: p[0].line)[1]))
 
 
 def warn(method: object) -> None:
@@ -403,12 +493,18 @@ def warn(method: object) -> None:
 def _method_names(
     settings: Settings, items: list[BatchItem], input_file: Path
 ) -> dict[type[Claim] | type[Article], str]:
-    """The method for each kind of subject in the batch, checked before anything is opened."""
+    """The method for each kind of subject in the batch, checked before anything is opened.
+
+    A document's claims are checked as claims: a document line needs the claims' method.
+    """
     from verity.api import resolve_method
+    from verity.domain import Article, Claim
 
     first_line: dict[type[Claim] | type[Article], int] = {}
     for item in items:
-        first_line.setdefault(type(item.subject), item.line)
+        subject = item.subject
+        first_line.setdefault(type(subject) if isinstance(subject, Claim | Article) else Claim,
+                              item.line)  # fmt: skip
     names = {}
     for kind, line in first_line.items():
         try:
@@ -419,14 +515,19 @@ def _method_names(
 
 
 def _verifier(
-    settings: Settings, names: dict[type[Claim] | type[Article], str], concurrency: int
-) -> Callable[[Claim | Article], Verdict]:
+    settings: Settings,
+    names: dict[type[Claim] | type[Article], str],
+    concurrency: int,
+    document_budget: Budget | None = None,
+) -> Callable[[Subject], Result]:
     """One method per kind of subject; claims and articles on one method share its models.
 
     The models take the calls of ``concurrency`` checks at once, unless a limit set in
-    the settings caps them, which is said.
+    the settings caps them, which is said. With ``document_budget`` (the batch has
+    document lines), documents are checked claim by claim, each claim within it.
     """
     from verity.batch import methods_for
+    from verity.cli.document import batch_checker
     from verity.llm.spec import ModelSet
 
     methods = methods_for(settings, names)
@@ -436,4 +537,19 @@ def _verifier(
         if isinstance(models, ModelSet):
             for line in models.follow(concurrency):
                 say("yellow", f"warning: {line}")
-    return lambda subject: methods[type(subject)].verify(subject)
+    from verity.domain import Article, Claim
+
+    check_document = (
+        batch_checker(methods[Claim], document_budget, concurrency)
+        if document_budget is not None
+        else None
+    )
+
+    def one(subject: Subject) -> Result:
+        if isinstance(subject, Claim | Article):
+            return methods[type(subject)].verify(subject)
+        if check_document is None:  # read_items and _method_names would have said so
+            raise BadInputError("a document line in a batch that was not told of it")
+        return check_document(subject)
+
+    return one

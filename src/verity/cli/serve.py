@@ -50,6 +50,10 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
     workers: Annotated[int, typer.Option(min=1, max=256, help="Checks run at once.")] = 2,
+    document_concurrency: Annotated[
+        int,
+        typer.Option(min=1, max=64, help="At most this many claims of one document at once."),
+    ] = 4,
     db: Annotated[
         str | None,
         typer.Option(help="Job store URL sqlite:///PATH (default: service.sqlite in the cache)."),
@@ -158,6 +162,7 @@ def serve(
         defaults=defaults,
         models=tuple(models[1:]),
         workers=workers,
+        document_concurrency=document_concurrency,
         queue_size=queue,
         rate_per_minute=rate_limit,
         cors_origins=tuple(cors_origin or ()),

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from verity.domain import Event, Verdict
+from verity.domain import Event
 from verity.engines import Work, portable_error
 
 # How often a waiting stream looks again whether its check ended without a last word
@@ -63,7 +63,9 @@ class CheckCancelled(Exception):
     """The driver cancelled this check; raised at its next event to stop it."""
 
 
-Executor = Callable[[Any, Callable[[Event], None]], Verdict]
+# What a worker runs: a request and a listener in, the result out (a Verdict, or a
+# document's outcome, which carries its own record).
+Executor = Callable[[Any, Callable[[Event], None]], Any]
 
 
 class JobWorker:

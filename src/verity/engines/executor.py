@@ -27,14 +27,14 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from verity.domain import Event, Verdict
+from verity.domain import Event
 from verity.engines import WorkerLostError
 from verity.engines.actors import Executor, JobWorker
 from verity.engines.cluster import DEFAULT_RETRIES, ActorPool, Cluster, cause_of, lost
 
 
 class RayExecutor:
-    """An executor (``(request, listener) -> Verdict``) whose checks run on Ray workers.
+    """An executor (``(request, listener) -> result``) whose checks run on Ray workers.
 
     ``concurrency`` is how many checks may run at once (the service's workers); the
     cluster gets as many actors as it has CPUs, at most that many.
@@ -73,7 +73,7 @@ class RayExecutor:
                 raise
             self._pool = pool
 
-    def __call__(self, request: Any, listener: Callable[[Event], None]) -> Verdict:
+    def __call__(self, request: Any, listener: Callable[[Event], None]) -> Any:
         """Check ``request`` on a worker; ``listener`` gets each event as it happens."""
         self.start()
         pool = self._pool
@@ -95,8 +95,7 @@ class RayExecutor:
                 except ray.exceptions.RayTaskError as exc:
                     raise cause_of(exc) from None
                 if kind == "verdict":
-                    verdict: Verdict = payload
-                    return verdict
+                    return payload
                 if kind == "error":
                     raise payload
                 try:

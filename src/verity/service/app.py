@@ -4,8 +4,9 @@
     app = create_app(service)            # starting the app starts the service's workers
     uvicorn.run(app, host="127.0.0.1", port=8000)
 
-Routes live in `routes_checks` (submit, get, cancel, list), `sse` (the event stream) and
-`routes_info` (methods, sources, models, health); the web pages are
+Routes live in `routes_checks` (submit, get, cancel, list), `routes_documents` (a
+document's result and report), `sse` (the event stream) and `routes_info` (methods,
+sources, models, health); the web pages are
 `verity.service.ui.router`, included when it is installed, and ``/static`` its files.
 OpenAPI is at ``/openapi.json``, its browsable form at ``/docs``.
 
@@ -39,7 +40,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Match
 
 from verity.errors import VerityError
-from verity.service import routes_checks, routes_info, sse
+from verity.service import routes_checks, routes_documents, routes_info, sse
 from verity.service.core import Service
 from verity.service.errors import ApiError, api_error, problem, status_code_name
 from verity.service.middleware import AllowedHosts, BodyLimit, SafeHeaders
@@ -71,12 +72,19 @@ def create_app(service: Service) -> FastAPI:
     app = FastAPI(
         title="verity",
         version=_version(),
-        description="Fact-checking as a service: submit a claim, an article or a URL; "
+        description="Fact-checking as a service: submit a claim, an article, a URL or a "
+        "document to check claim by claim; "
         "follow its progress; read the verdict with its evidence and trace.",
         lifespan=lifespan,
     )
     app.state.service = service
-    routers = [routes_checks.router, sse.router, routes_info.router, routes_info.health]
+    routers = [
+        routes_checks.router,
+        routes_documents.router,
+        sse.router,
+        routes_info.router,
+        routes_info.health,
+    ]
     for router in routers:
         app.include_router(router)
     pages = _add_pages(app)

@@ -44,6 +44,7 @@ from verity.service.budgets import (
 from verity.service.changes import Changes
 from verity.service.errors import ApiError, api_error, rate_limited, settings_error
 from verity.service.execute import LocalExecutor
+from verity.service.execute_documents import check_document_request
 from verity.service.jobs import Job, JobStore
 from verity.service.pool import Executor, WorkerPool
 from verity.service.requests import CheckRequest
@@ -77,6 +78,9 @@ class ServiceSettings:
     rate_per_minute: int = 60
     cors_origins: tuple[str, ...] = ()
     allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS
+    # Claims of one document checked at once: a request may ask for fewer, never more
+    # (more is lowered to this, so a client need not know the server's number).
+    document_concurrency: int = 4
 
     def accepted_models(self) -> tuple[str, ...]:
         """The default model's spec, then the others a request may name."""
@@ -172,7 +176,14 @@ class Service:
         if wait is not None:
             raise rate_limited(wait, "model calls or tokens")
         stored = request.model_copy(update={"budget": budget})
+        if request.document is not None:
+            stored = stored.model_copy(update={"concurrency": self.document_concurrency(request)})
         return self.pool.submit(stored, method=method, key=key)
+
+    def document_concurrency(self, request: CheckRequest) -> int:
+        """How many of a document's claims its job checks at once: as asked, within the limit."""
+        limit = max(1, self.settings.document_concurrency)
+        return min(request.concurrency or limit, limit)
 
     def ceiling(self, key: str | None) -> Budget:
         """The most one check of ``key`` may spend on this server."""
@@ -186,6 +197,8 @@ class Service:
         for spec in request.sources or ():
             self._source(spec)
         self._settings(method, request.settings)
+        if request.document is not None:
+            check_document_request(request, self.settings.defaults.limits)
         subject = request.subject()
         if subject is not None:
             try:
@@ -205,7 +218,7 @@ class Service:
     def _method(self, request: CheckRequest) -> str:
         kind = request.kind()
         try:
-            named = request.method or self.settings.defaults.method
+            named = request.method_name(self.settings.defaults.method)
             if named is not None:
                 variant_settings(named)  # an unknown variant first: its name is not quoted
             name = resolve_method(named, kind)
@@ -213,7 +226,7 @@ class Service:
             error = api_error(exc)
             error.field = "method"
             if exc.kind != "method":
-                base = name_base(request.method or self.settings.defaults.method or "")
+                base = name_base(named or "")
                 error.valid = [f"{base}/{v}" for v in exc.known]
             raise error from exc
         except BadInputError as exc:

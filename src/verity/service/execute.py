@@ -8,6 +8,7 @@ from the server's settings, as it would for ``verity check`` (`plan`). Methods a
 with `verity.api.load_method` and kept, one per distinct plan, since a method holds its
 models and indexes, which take seconds to load; worker threads share them (a method is
 safe to call from many threads, and the embedded model takes one call at a time).
+A document's claims are extracted and checked here too (`verity.service.execute_documents`).
 A URL is fetched here, in the worker, through `verity.pages.fetch_article`: a slow site
 holds up its own job only.
 """
@@ -32,6 +33,7 @@ from verity.llm.budget import spending
 from verity.llm.spec import ModelSettings, parse_spec
 from verity.methods.base import Method, settings_for
 from verity.redact import redact_url
+from verity.service.execute_documents import DocumentOutcome, run_document
 from verity.service.requests import CheckRequest
 
 # Distinct plans kept loaded. Each holds model clients; the embedded model's weights are
@@ -90,7 +92,7 @@ def request_model(
 
 def plan(request: CheckRequest, defaults: Settings) -> Plan:
     """The method, model, sources and settings a request runs with, under these defaults."""
-    name = resolve_method(request.method or defaults.method, request.kind())
+    name = resolve_method(request.method_name(defaults.method), request.kind())
     model, roles = request_model(request.model, defaults)
     return Plan(
         method=name,
@@ -106,10 +108,18 @@ class LocalExecutor:
     """Runs requests in this process, with one method kept per distinct plan."""
 
     def __init__(
-        self, defaults: Settings | None = None, *, fetch: Fetch | None = None, checks: int = 1
+        self,
+        defaults: Settings | None = None,
+        *,
+        fetch: Fetch | None = None,
+        checks: int = 1,
+        merge: bool = True,
     ) -> None:
         self.defaults = defaults or Settings()
         self._fetch = fetch
+        # A document's near-copy claims merged by the sentence encoder (exact copies
+        # always are); off for a server that should not load the encoder.
+        self.merge = merge
         # Checks run at once (the workers): each method's models take that many checks'
         # calls in flight, or a server's throughput stops at one client's default slots.
         self.checks = checks
@@ -117,11 +127,14 @@ class LocalExecutor:
         self._building: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
 
-    def __call__(self, request: CheckRequest, listener: Listener) -> Verdict:
+    def __call__(self, request: CheckRequest, listener: Listener) -> Verdict | DocumentOutcome:
         """Check the request's subject within its budget, sending each event to ``listener``.
 
         The request's ``budget`` is the one the server settled on when it was submitted.
+        A document is checked claim by claim (`verity.service.execute_documents`).
         """
+        if request.document is not None:
+            return run_document(self, request, listener)
         # A job stored before jobs kept their budget runs within the server's default one.
         budget = request.budget or self.defaults.budget
         with events.listening(listener) as sink, spending(budget):

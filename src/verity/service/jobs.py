@@ -5,6 +5,7 @@
     job = store.start(job.id)                               # running, runs == 1
     store.add_event(job.id, job.runs, event)                 # False once it is not running
     store.finish(job.id, job.runs, verdict.to_json_dict())   # done, exactly once
+    store.report(job.id)                                    # a document's Markdown report
     store.recover()                                         # after a crash: ids to run again
 
 The store is one SQLite file in WAL mode, and each change of state is its own committed
@@ -70,7 +71,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     finished REAL,
     runs INTEGER NOT NULL DEFAULT 0,
     key TEXT,
-    partial TEXT
+    partial TEXT,
+    report TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs (status);
 CREATE INDEX IF NOT EXISTS jobs_key ON jobs (key);
@@ -114,6 +116,8 @@ class JobStore:
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(jobs)")}
             if "partial" not in columns:  # a store made before failed jobs kept their work
                 self._db.execute("ALTER TABLE jobs ADD COLUMN partial TEXT")
+            if "report" not in columns:  # a store made before documents kept their report
+                self._db.execute("ALTER TABLE jobs ADD COLUMN report TEXT")
         except sqlite3.Error as exc:
             raise ConfigError(f"cannot open the job store {self.path}: {exc}") from exc
 
@@ -148,7 +152,7 @@ class JobStore:
                     job_id,
                     method,
                     request.summary(),
-                    request.model_dump_json(exclude_defaults=True),
+                    request.model_dump_json(exclude_defaults=True, by_alias=True),
                     time.time(),
                     key,
                 ),
@@ -237,15 +241,29 @@ class JobStore:
             )
             return cursor.rowcount > 0
 
-    def finish(self, job_id: str, run: int, verdict: dict[str, Any]) -> bool:
-        """Record the verdict of a running job's run; False if that run had been stopped."""
+    def finish(
+        self, job_id: str, run: int, verdict: dict[str, Any], report: str | None = None
+    ) -> bool:
+        """Record the verdict of a running job's run; False if that run had been stopped.
+
+        ``report`` is a document's Markdown report, kept beside its result.
+        """
         label = verdict.get("label")
         return self._end(
             job_id,
             run,
-            "status = 'done', verdict = ?, label = ?, error = NULL",
-            (json_text(verdict), label if isinstance(label, str) else None),
+            "status = 'done', verdict = ?, label = ?, error = NULL, report = ?",
+            (json_text(verdict), label if isinstance(label, str) else None, report),
         )
+
+    def report(self, job_id: str, *, key: str | None = None) -> str | None:
+        """A done document job's Markdown report (None: no such job, or none kept)."""
+        sql, args = "SELECT report FROM jobs WHERE id = ?", [job_id]
+        if key is not None:
+            sql, args = sql + " AND key = ?", [job_id, key]
+        with self._lock:
+            row = self._db.execute(sql, args).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
 
     def fail(
         self, job_id: str, run: int, error: JobError, partial: dict[str, Any] | None = None

@@ -6,7 +6,8 @@
     pool.cancel(job.id)
     pool.stop()                           # running jobs go back to the queue for next time
 
-An executor is one callable, ``executor(request, listener) -> Verdict``
+An executor is one callable, ``executor(request, listener) -> Verdict`` (a document:
+`DocumentVerdict`)
 (`verity.service.execute.LocalExecutor`, or the Ray engine's): it calls the listener with
 each progress event. The pool's listener stores the event and wakes whoever watches the
 job; it raises `JobStopped` when the job was cancelled, or the server is stopping, which
@@ -30,8 +31,9 @@ import time
 from collections import deque
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from typing import Any, Protocol, runtime_checkable
 
-from verity.domain import Event, Usage, Verdict
+from verity.domain import Event, Usage
 from verity.events import Listener
 from verity.llm.budget import Spend, spending
 from verity.service.changes import Changes
@@ -40,7 +42,25 @@ from verity.service.jobs import Job, JobStore
 from verity.service.requests import CheckRequest
 from verity.service.usage_limits import UsageLimiter
 
-Executor = Callable[[CheckRequest, Listener], Verdict]
+
+class Outcome(Protocol):
+    """What a check gives: a `Verdict`, or a document's `DocumentVerdict`."""
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The record the job stores."""
+        ...
+
+
+@runtime_checkable
+class Reported(Protocol):
+    """An outcome with a Markdown report of its own (a document's), kept with the job."""
+
+    def report(self) -> str:
+        """The report's Markdown text."""
+        ...
+
+
+Executor = Callable[[CheckRequest, Listener], Outcome]
 
 log = logging.getLogger("verity.service")
 
@@ -208,6 +228,7 @@ class WorkerPool:
             with self._paced(job_id, job.key):
                 verdict = self.executor(request, listener)
             record = verdict.to_json_dict()
+            report = verdict.report() if isinstance(verdict, Reported) else None
         except Exception as exc:  # noqa: BLE001 - every failure of a check is its job's error
             if self._stopping.is_set():
                 self.store.requeue(job_id, run)
@@ -215,9 +236,9 @@ class WorkerPool:
             elif self.store.fail(job_id, run, job_error(exc), partial_of(exc)):
                 self._failed(job_id, exc)
         else:
-            if self.store.finish(job_id, run, record):
+            if self.store.finish(job_id, run, record, report):
                 self._timed(time.monotonic() - began)
-                log.info("check %s: done, %s", job_id, verdict.label.value)
+                log.info("check %s: done, %s", job_id, _outcome_label(record))
         finally:
             self.changes.changed(job_id)
 
@@ -260,3 +281,13 @@ class WorkerPool:
         with self._ready:
             mean = self._mean_seconds
             self._mean_seconds = seconds if mean is None else 0.8 * mean + 0.2 * seconds
+
+
+def _outcome_label(record: dict[str, Any]) -> str:
+    """A verdict's label, or a document's count of claims, for the log."""
+    label = record.get("label")
+    if isinstance(label, str):
+        return label
+    summary = record.get("summary")
+    claims = summary.get("claims") if isinstance(summary, dict) else None
+    return f"{claims} claim(s)" if isinstance(claims, int) else "done"

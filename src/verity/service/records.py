@@ -48,7 +48,9 @@ class JobSummary(BaseModel):
 class Job(JobSummary):
     """A job whole: the request as it was sent and, once done, the verdict.
 
-    ``verdict`` is the JSON ``verity check --json`` prints (`Verdict.to_json_dict`).
+    ``verdict`` is the JSON ``verity check --json`` prints (`Verdict.to_json_dict`); for
+    a document, its result (`DocumentVerdict.to_json_dict`, typed as
+    `verity.service.responses_documents.DocumentResult`).
     ``partial`` is what a failed check had done before it stopped (its budget spent, a
     model that gave no valid answer): ``{"usage": ..., "trace": ...}``, else None.
     """

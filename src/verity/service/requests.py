@@ -6,9 +6,12 @@
     )
     request = CheckRequest.model_validate({"url": "https://news.example/story"})
     request = CheckRequest.model_validate({"claim": "...", "budget": {"calls": 20}})
+    request = CheckRequest.model_validate({"document": {"text": "..."}, "concurrency": 4})
     request.kind()          # Claim or Article: what the method will be given
 
-A request names exactly one subject: a ``claim``, an ``article`` or a ``url`` to fetch.
+A request names exactly one subject: a ``claim``, an ``article`` or a ``url`` to fetch,
+or a ``document`` whose claims are extracted and checked one by one with a claim method
+(`verity.service.requests_documents`).
 Every text has a hard cap here, so a request that passes validation is small enough to
 store; the server's own limits (`verity.limits`, which may be lower or higher) are checked
 when the job is submitted. Nothing in a request is trusted: names are checked against the
@@ -33,6 +36,12 @@ from pydantic import (
 from verity.domain import Article, Claim
 from verity.llm.budget import Budget
 from verity.redact import redact_url
+from verity.service.requests_documents import (
+    MAX_CONCURRENCY,
+    DocumentInput,
+    ExtractorName,
+    one_subject_schema,
+)
 
 # Hard caps of the request itself; the body cap (1 MiB by default) bounds the whole.
 MAX_CLAIM_CHARS = 100_000
@@ -73,26 +82,6 @@ class ArticleInput(BaseModel):
         return value
 
 
-def _one_subject_schema(schema: dict[str, Any]) -> None:
-    """Say in the JSON schema what `CheckRequest` checks: one subject, a speaker for a claim."""
-    null = {"type": "null"}
-    schema["oneOf"] = [
-        {
-            "required": [given],
-            "properties": {
-                name: (kind if name == given else null)
-                for name, kind in (
-                    ("claim", {"type": "string"}),
-                    ("article", {"type": "object"}),
-                    ("url", {"type": "string"}),
-                )
-            }
-            | ({} if given == "claim" else {"speaker": null}),
-        }
-        for given in ("claim", "article", "url")
-    ]
-
-
 class CheckRequest(BaseModel):
     """One check to run: a subject, and optionally the method, model, sources and settings.
 
@@ -105,7 +94,7 @@ class CheckRequest(BaseModel):
     ceiling for the caller (it may not raise it); the job keeps the budget it ran with.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=_one_subject_schema)
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=one_subject_schema)
 
     claim: str | None = Field(default=None, min_length=1, max_length=MAX_CLAIM_CHARS)
     article: ArticleInput | None = None
@@ -120,6 +109,13 @@ class CheckRequest(BaseModel):
     # The explanation checked against what it cites (`verity.grounding`); unset: the
     # server's setting (on unless its verity.toml says otherwise).
     grounding: Literal["off", "on", "strict"] | None = None
+    # A document's own settings: how many claims are checked at once (at most the
+    # server's own limit, `ServiceSettings.document_concurrency`), an article method to
+    # judge the whole text beside its claims, and the extractor's variant.
+    document: DocumentInput | None = None
+    concurrency: int | None = Field(default=None, ge=1, le=MAX_CONCURRENCY)
+    with_article: Literal["zofia"] | None = Field(default=None, alias="with")
+    extractor: ExtractorName | None = None
 
     @field_validator("claim")
     @classmethod
@@ -135,17 +131,33 @@ class CheckRequest(BaseModel):
 
     @model_validator(mode="after")
     def _one_subject(self) -> CheckRequest:
-        given = [n for n in ("claim", "article", "url") if getattr(self, n) is not None]
+        given = [n for n in ("claim", "article", "url", "document") if getattr(self, n) is not None]
         if len(given) != 1:
             raise ValueError(
-                "give exactly one of claim, article or url"
+                "give exactly one of claim, article or url, or a document alone"
                 + (f" (got {' and '.join(given)})" if given else "")
             )
+        if self.document is None:
+            extra = [n for n in ("concurrency", "with_article", "extractor") if getattr(self, n)]
+            if extra:
+                shown = "with" if extra[0] == "with_article" else extra[0]
+                raise ValueError(f"{shown} is for a document only")
         return self
 
     def kind(self) -> type[Claim] | type[Article]:
-        """The type of subject the method will check: a URL is fetched as an article."""
-        return Claim if self.claim is not None else Article
+        """The type of subject the method will check: a URL is fetched as an article.
+
+        A document's claims are checked one by one, so its method is a claim method.
+        """
+        return Claim if self.claim is not None or self.document is not None else Article
+
+    def method_name(self, default: str | None) -> str | None:
+        """The method named, else the server's ``default`` (a document's default: rag's)."""
+        if self.method is not None:
+            return self.method
+        # The server's default method may be an article method; a document's claims are
+        # checked with the default claim method unless one is named.
+        return None if self.document is not None else default
 
     def subject(self) -> Claim | Article | None:
         """The claim or article as given (None for a URL, which is fetched when the job runs).
@@ -158,7 +170,7 @@ class CheckRequest(BaseModel):
         if self.article is not None:
             a = self.article
             return Article(title=a.title, text=a.text, url=a.url, date=self.date or a.date)
-        return None
+        return None  # a URL is fetched when the job runs; a document is checked claim by claim
 
     def summary(self, chars: int = 200) -> str:
         """One line naming the subject, for a history list: the claim, a title or the URL."""
@@ -166,6 +178,8 @@ class CheckRequest(BaseModel):
             line = self.claim
         elif self.article is not None:
             line = self.article.title or self.article.text
+        elif self.document is not None:
+            line = self.document.title or self.document.text
         else:
             line = redact_url(self.url or "")  # a history shows no token of the URL's
         line = " ".join(line.split())

@@ -35,7 +35,7 @@ def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
         400: "A name the server does not offer, or a request it cannot run",
         401: "An API key is needed, or the one sent is not valid",
         404: "No check with this id (for this key)",
-        409: "The check has already ended (done or failed)",
+        409: "The check has already ended (done or failed), or has no such result",
         413: "The request body is over the size limit",
         422: "The request is invalid; `field` names where",
         429: "Too many checks: the queue is full or the key's rate is spent; see Retry-After",
@@ -70,7 +70,11 @@ async def submit_check(
         ),
     ] = 0.0,
 ) -> JobView:
-    """Queue a check of a claim, an article or a URL; 202 with the job and its links."""
+    """Queue a check of a claim, an article, a URL or a document; 202 with the job.
+
+    A document's claims are extracted and each checked with a claim method; the job's
+    ``verdict`` is then the document's result (as ``GET /v1/checks/{id}/document``).
+    """
     service = service_of(request)
     rate_limited(service, caller)
     job = await run_in_threadpool(lambda: service.submit(body, key=caller))

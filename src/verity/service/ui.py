@@ -1,9 +1,10 @@
 """The web pages of the service: the check form, a check's page, the history, the trace.
 
     app.include_router(ui.router)            # done by verity.service.app.create_app
-    # GET  /                       the form: claim, article or URL; method, model, sources
+    # GET  /                       the form: claim, article, URL or document; method, model
     # POST /checks                 the form sent: 303 to the check's page, or the form again
     # GET  /checks/{id}            the permalink: progress live, then the verdict and reasoning
+    #                              (a document: its text with each claim marked, the cards)
     # GET  /checks/{id}/result     the verdict part alone (the page's script fetches it)
     # GET  /checks/{id}/trace.json the verdict with its whole trace, as a download
     # GET  /history?page=N         past checks, newest first
@@ -47,6 +48,7 @@ from verity.service.middleware import BodyTooLarge
 from verity.service.pool import QueueFull
 from verity.service.requests import ErrorDetail
 from verity.service.views import verdict_view
+from verity.service.views_documents import document_progress, document_view
 from verity.service.views_form import Fields, FormError, check_request, form_view, parse_form
 from verity.service.views_jobs import (
     FormView,
@@ -140,6 +142,8 @@ def _form_page(
         "form": form,
         "error": error_view(error) if error is not None else None,
         "methods": service.methods_info(),
+        "claim_methods": [m for m in service.methods_info() if "claim" in m.accepts],
+        "document_concurrency": service.settings.document_concurrency,
         "models": service.models_info().accepted,
         "sources": [s.name for s in sources.sources if s.requestable],
         "defaults": {
@@ -229,8 +233,12 @@ def _job(request: Request, job_id: str) -> Job:
 
 
 def _result_context(job: Job) -> dict[str, Any]:
-    verdict = verdict_view(job.verdict) if job.status == "done" and job.verdict else None
-    return {"job": job_view(job), "verdict": verdict}
+    page = job_view(job)
+    done = job.verdict if job.status == "done" else None
+    if page.kind == "document":
+        view = document_view(done) if done else None
+        return {"job": page, "verdict": None, "document": view}
+    return {"job": page, "verdict": verdict_view(done) if done else None, "document": None}
 
 
 @router.get("/checks/{job_id}", response_class=HTMLResponse)
@@ -242,6 +250,10 @@ def check_page(request: Request, job_id: str) -> HTMLResponse:
         return _problem(request, exc)
     stored = service_of(request).store.events(job.id)
     context = {**_result_context(job), "events": event_rows(stored), "page": ""}
+    page = context["job"]
+    context["progress"] = (
+        document_progress(page.document, stored) if page.kind == "document" else None
+    )
     return _page(request, "check.html", context)
 
 

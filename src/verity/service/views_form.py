@@ -5,8 +5,8 @@
     request = check_request(fields)        # a CheckRequest, or FormError(ErrorDetail)
 
 The form sends exactly what a client of ``POST /v1/checks`` would: the tab chosen
-(``kind``) says which of claim, article or URL is the subject, and only that one is
-sent; empty fields are left out so that the server's defaults apply. A mistake is the
+(``kind``) says which of claim, article, URL or document is the subject, and only that
+one is sent; empty fields are left out so that the server's defaults apply. A mistake is the
 API's own error (status, code, message, field) so the page can show it by the field.
 """
 
@@ -32,16 +32,23 @@ FIELDS = (
     "article_url",
     "article_date",
     "url",
+    "document_text",
+    "document_title",
+    "document_date",
+    "document_method",
+    "concurrency",
+    "with_zofia",
     "method",
     "model",
     "api_key",
 )
-KINDS = ("claim", "article", "url")
+KINDS = ("claim", "article", "url", "document")
 MAX_FIELDS = 64
 _EMPTY = {
     "claim": "The claim is empty: write the sentence to check.",
     "article": "The article's text is empty: paste the text to check.",
     "url": "The URL is empty: give the address of a news page.",
+    "document": "The document's text is empty: paste the text whose claims to check.",
 }
 
 
@@ -114,14 +121,14 @@ def check_request(fields: Fields) -> CheckRequest:
             ErrorDetail(
                 status=422,
                 code="invalid",
-                message="choose claim, article or URL",
+                message="choose claim, article, URL or document",
                 field="kind",
                 valid=list(KINDS),
             )
         )
-    main = {"claim": "claim", "article": "article_text", "url": "url"}[kind]
-    if not _one(fields, main).strip():
-        field = "article.text" if kind == "article" else kind
+    main = {"claim": "claim", "article": "article_text", "url": "url", "document": "document_text"}
+    if not _one(fields, main[kind]).strip():
+        field = {"article": "article.text", "document": "document.text"}.get(kind, kind)
         raise FormError(ErrorDetail(status=422, code="invalid", message=_EMPTY[kind], field=field))
     body: dict[str, Any] = {}
     if kind == "claim":
@@ -135,9 +142,11 @@ def check_request(fields: Fields) -> CheckRequest:
             "url": _optional(fields, "article_url"),
             "date": _optional(fields, "article_date"),
         }
-    else:
+    elif kind == "url":
         body["url"] = _one(fields, "url").strip()
     body["method"] = _optional(fields, "method")
+    if kind == "document":
+        body.update(_document(fields))
     body["model"] = _optional(fields, "model")
     sources = [s for s in fields.get("sources", []) if isinstance(s, str) and s.strip()]
     body["sources"] = sources or None
@@ -150,6 +159,23 @@ def check_request(fields: Fields) -> CheckRequest:
         raise FormError(
             ErrorDetail(status=422, code="invalid", message=message, field=where)
         ) from exc
+
+
+def _document(fields: Fields) -> dict[str, Any]:
+    """The document tab's fields: its own method select (claim methods only), the rest."""
+    concurrency = _optional(fields, "concurrency")
+    return {
+        "document": {
+            "title": _one(fields, "document_title").strip(),
+            "text": _one(fields, "document_text"),
+            "date": _optional(fields, "document_date"),
+        },
+        # The tab's own select lists claim methods; the shared one is not read for it.
+        "method": _optional(fields, "document_method"),
+        # Not a number: left to the request's validation, which names the field.
+        "concurrency": concurrency,
+        "with": "zofia" if _one(fields, "with_zofia") else None,
+    }
 
 
 def _drop_none(body: dict[str, Any]) -> dict[str, Any]:

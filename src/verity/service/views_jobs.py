@@ -67,6 +67,9 @@ class JobPageView:
     result_href: str
     trace_href: str
     api_href: str
+    # A document's text (its claims' rows are cut from it) and its report; '' otherwise.
+    document: str = ""
+    report_href: str = ""
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,10 @@ def when(moment: dt.datetime | None) -> str:
 def _subject(request: Mapping[str, Any]) -> tuple[str, str]:
     if isinstance(request.get("claim"), str):
         return "claim", text(request.get("claim"), 2000)
+    document = mapping(request.get("document"))
+    if document:
+        title = text(document.get("title"), 500)
+        return "document", title or text(document.get("text"), 300)
     article = mapping(request.get("article"))
     if article:
         title = text(article.get("title"), 500)
@@ -168,7 +175,15 @@ def job_view(job: Job) -> JobPageView:
         result_href=f"{base}/result",
         trace_href=f"{base}/trace.json",
         api_href=f"/v1/checks/{job.id}",
+        document=_document_text(job.request),
+        report_href=f"/v1/checks/{job.id}/report.md" if kind == "document" else "",
     )
+
+
+def _document_text(request: Mapping[str, Any]) -> str:
+    """A document request's whole text (capped by the request's own limit), else ''."""
+    found = mapping(request.get("document")).get("text")
+    return found if isinstance(found, str) else ""
 
 
 def event_rows(stored: Sequence[StoredEvent]) -> list[EventRow]:

@@ -32,6 +32,9 @@
     item.appendChild(document.createTextNode(" " + String(data.message || event.type)));
     list.appendChild(item);
     if (status.textContent === "queued") setStatus("running");
+    // Other scripts of the page (document.js) follow the same events without a stream
+    // of their own: the parsed event is handed on as data, never as markup.
+    page.dispatchEvent(new CustomEvent("verity:event", { detail: { kind: event.type, data: data } }));
   }
 
   function setStatus(name) {
@@ -50,6 +53,7 @@
       .then(function (html) {
         // Our own server's rendering (every text in it escaped), not a text from outside.
         document.getElementById("result").innerHTML = html;
+        page.dispatchEvent(new CustomEvent("verity:result"));
       })
       .catch(function () { window.location.reload(); });
   }
