@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import threading
 from collections.abc import Iterator
@@ -21,7 +20,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from test_browser import WAIT_MS, chromium
+
+# The one module-scoped Chromium fixture, shared rather than written again.
+from test_browser import WAIT_MS, browser  # noqa: F401
 from test_documents_api import FakeModel
 
 from faults.latency import LatencyEndpoint
@@ -130,23 +131,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, FakeLo
             store.close()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """One headless Chromium for this module."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        # Chromium's sandbox cannot start as root (CI containers): it is turned off there.
-        args = ["--no-sandbox"] if os.geteuid() == 0 else []
-        launched = playwright.chromium.launch(executable_path=chromium(), headless=True, args=args)
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
 @pytest.fixture
-def page(browser: Any, site: tuple[str, FakeLocalMethod]) -> Iterator[Any]:
+def page(
+    browser: Any,  # noqa: F811
+    site: tuple[str, FakeLocalMethod],
+) -> Iterator[Any]:
     """A fresh page; every dialog it opens is recorded (and dismissed)."""
     context = browser.new_context(base_url=site[0], accept_downloads=True)
     context.set_default_timeout(WAIT_MS)

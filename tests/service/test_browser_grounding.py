@@ -8,35 +8,25 @@ the real ones. Chromium is Debian's package (``make browser``); without it this 
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from test_browser import WAIT_MS, chromium
+
+# The one module-scoped Chromium fixture, shared rather than written again.
+from test_browser import WAIT_MS, browser  # noqa: F401
 from test_views_grounding import GroundedExecutor
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """One headless Chromium for this module."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        # Chromium's sandbox cannot start as root (CI containers): it is turned off there.
-        args = ["--no-sandbox"] if os.geteuid() == 0 else []
-        launched = playwright.chromium.launch(executable_path=chromium(), headless=True, args=args)
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
 @pytest.fixture
-def page(browser: Any, make_service: Callable[..., Any], serve_live: Any) -> Iterator[Any]:
+def page(
+    browser: Any,  # noqa: F811
+    make_service: Callable[..., Any],
+    serve_live: Any,
+) -> Iterator[Any]:
     """A fresh page on a server whose every check gives the grounded verdict."""
     with serve_live(make_service(GroundedExecutor())) as url:
         context = browser.new_context(base_url=url)
