@@ -261,3 +261,23 @@ def test_claims_past_the_cap_are_counted_not_checked() -> None:
     found = run(extractor, Document(text="A is 1. B is 2. C is 3. D is 4."))
     assert [c.text for c in found.claims] == ["A is 1.", "B is 2."]
     assert found.claims_over_cap == 2
+
+
+def test_an_answer_with_no_valid_form_is_one_vote_that_does_not_pass() -> None:
+    def one_broken(stage: str, sentence: str, seed: int) -> dict[str, Any]:
+        if seed == 2:
+            return {"nonsense": True}  # this completion never validates, repair or not
+        return verifiable(stage, sentence, seed)
+
+    extractor, _ = fake_extractor(one_broken, as_is, one_claim)
+    found = run(extractor, Document(text="Rome is in Italy."))
+    assert [c.text for c in found.claims] == ["Rome is in Italy."]
+    assert found.sentences[0].selection == "2 of 3 answers found a verifiable fact"
+
+    def two_broken(stage: str, sentence: str, seed: int) -> dict[str, Any]:
+        return {"nonsense": True} if seed else verifiable(stage, sentence, seed)
+
+    extractor, _ = fake_extractor(two_broken, as_is, one_claim)
+    found = run(extractor, Document(text="Rome is in Italy."))
+    assert found.claims == []
+    assert found.sentences[0].reason == "1 of 3 answers found a verifiable fact"

@@ -32,7 +32,7 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import BaseModel
 
 from verity.domain import Trace, Usage
-from verity.errors import BadInputError, BudgetExceededError, VerityError
+from verity.errors import BadInputError, BudgetExceededError, ModelOutputError, VerityError
 from verity.extraction.merge import merge_claims
 from verity.extraction.sentences import Sentence, excerpt, split_document
 from verity.extraction.steps import (
@@ -113,6 +113,8 @@ class Vote(Generic[T]):
     answers: list[T]
     chosen: T | None
     passed: int
+    # Answers asked for: a broken one (no valid answer) is among them, not in ``answers``.
+    asked: int
 
 
 @dataclass
@@ -202,8 +204,9 @@ class Extractor:
         answers = await self._vote(
             SELECT, "select", log, question=question, excerpt=text_excerpt, sentence=sentence
         )
-        return Vote(answers, _passing(answers, self.stages["select"].successes, _selects),
-                    _count(answers, _selects))  # fmt: skip
+        rule = self.stages["select"]
+        return Vote(answers, _passing(answers, rule.successes, _selects),
+                    _count(answers, _selects), rule.completions)  # fmt: skip
 
     async def _read(
         self, document: Document, units: Sequence[Sentence], unit: Sentence, log: CallLog
@@ -237,7 +240,8 @@ class Extractor:
             sentence=unit.text,
         )  # fmt: skip
         chosen = _passing(answers, s["select"].successes, _selects)
-        votes = f"{_count(answers, _selects)} of {len(answers)} answers found a verifiable fact"
+        asked = s["select"].completions
+        votes = f"{_count(answers, _selects)} of {asked} answers found a verifiable fact"
         note = note.model_copy(update={"selection": votes})
         if chosen is None:
             return _Read(note.model_copy(update={"reason": votes}), [])
@@ -251,7 +255,8 @@ class Extractor:
         resolved = _passing(clear, s["disambiguate"].successes, _resolves)
         note = note.model_copy(update={"selected": selected if selected != unit.text else None})
         if resolved is None:
-            reason = f"{_count(clear, _resolves)} of {len(clear)} answers could resolve it"
+            asked = s["disambiguate"].completions
+            reason = f"{_count(clear, _resolves)} of {asked} answers could resolve it"
             return _Read(note.model_copy(update={"outcome": "ambiguous", "reason": reason}), [])
         standalone = resolved.decontextualized.strip()
         note = note.model_copy(update={"disambiguated": standalone})
@@ -266,7 +271,13 @@ class Extractor:
         return _Read(note.model_copy(update={"outcome": "claims"}), claims)
 
     async def _vote(self, step: Step[T], stage: StageName, log: CallLog, **inputs: Any) -> list[T]:
-        """The stage's completions, asked at once; seeds differ so that samples differ."""
+        """The stage's valid answers, asked at once; seeds differ so that samples differ.
+
+        An answer the model could not give validly (``ModelOutputError``, as when a small
+        model's analysis runs past its output budget) counts as one that does not pass:
+        it is one vote of three, not the sentence. With no valid answer at all, that
+        error is raised; any other error (a spent budget, an endpoint down) is raised.
+        """
         rule = self.stages[stage]
         asks = [
             step.arun(
@@ -279,7 +290,14 @@ class Extractor:
             )
             for n in range(rule.completions)
         ]
-        return list(await asyncio.gather(*asks))
+        done = await asyncio.gather(*asks, return_exceptions=True)
+        for outcome in done:
+            if isinstance(outcome, BaseException) and not isinstance(outcome, ModelOutputError):
+                raise outcome
+        answers = [a for a in done if not isinstance(a, BaseException)]
+        if not answers:
+            raise next(e for e in done if isinstance(e, BaseException))
+        return answers
 
     def _claims(
         self, document: Document, units: Sequence[Sentence], reads: Sequence[_Read]

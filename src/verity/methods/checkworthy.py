@@ -75,7 +75,7 @@ class ClaimifySelect(MethodBase):
         claim = require_claim(subject, self.name)
         log = CallLog()
         vote = await self.extractor.select(NO_QUESTION, claim.text, claim.text, log)
-        asked = len(vote.answers)
+        asked = vote.asked
         worthy = vote.chosen is not None
         agreeing = vote.passed if worthy else asked - vote.passed
         shown = vote.chosen or vote.answers[0]
