@@ -85,16 +85,19 @@ def fresh_cache() -> tempfile.TemporaryDirectory[str]:
     return cache
 
 
-def built(method: str, endpoint: LatencyEndpoint) -> tuple[Any, Any]:
+def built(method: str, endpoint: LatencyEndpoint, concurrency: int) -> tuple[Any, Any]:
+    """The method and its extractor, the models taking ``concurrency`` checks' calls at once
+    (what ``verity check --document --concurrency N`` does)."""
     model = ModelSettings(spec="openai:m", base_url=endpoint.base_url)
     chosen = load_method(method, model=model, sources=())
+    chosen.models.follow(concurrency)
     return chosen, load_extractor(chosen, merge=False)
 
 
 def part_one(method: str, doc: Document, concurrency: int, delay: float) -> None:
     with LatencyEndpoint(delay=delay, answer=answers) as endpoint:
         with fresh_cache():
-            checker, extractor = built(method, endpoint)
+            checker, extractor = built(method, endpoint, concurrency)
             split_document("Loaded once. Before the clock.")  # the sentencizer's one-time load
             started = time.perf_counter()
             found = asyncio.run(extractor.extract(doc))
@@ -102,13 +105,13 @@ def part_one(method: str, doc: Document, concurrency: int, delay: float) -> None
             extract_calls = endpoint.count
         singles: list[float] = []
         with fresh_cache():
-            checker, extractor = built(method, endpoint)
+            checker, extractor = built(method, endpoint, concurrency)
             for claim in found.claims:
                 started = time.perf_counter()
                 asyncio.run(checker.averify(claim.as_claim(doc)))
                 singles.append(time.perf_counter() - started)
         with fresh_cache():
-            checker, extractor = built(method, endpoint)
+            checker, extractor = built(method, endpoint, concurrency)
             endpoint.reset()
             started = time.perf_counter()
             result = asyncio.run(check_document(doc, checker, extractor, concurrency=concurrency))

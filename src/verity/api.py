@@ -13,6 +13,7 @@ With no method named, a claim is checked by ``rag`` and an article by ``zofia``.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -236,7 +237,8 @@ def load_extractor(
     ``merge`` uses the sentence encoder to merge near copies (exact copies always are).
     """
     from verity.extraction import Extractor
-    from verity.extraction.extract import VARIANTS
+    from verity.extraction.extract import DEFAULT_CONCURRENCY, PAPER_STAGES, VARIANTS
+    from verity.llm.client import CALLS_PER_CHECK
     from verity.nlp.embed import default_encoder
 
     if variant not in VARIANTS:
@@ -244,6 +246,9 @@ def load_extractor(
     models = getattr(method, "models", None)
     if not isinstance(models, ModelSet):
         models = ModelSet.from_settings(_model_settings(model, base_url), roles)
+        # Its own models take every answer the sentences read at once ask for together.
+        most = max(stage.completions for stage in PAPER_STAGES.values())
+        models.follow(math.ceil(DEFAULT_CONCURRENCY * most / CALLS_PER_CHECK))
     return Extractor(
         models.for_role("extract"),
         encoder=default_encoder() if merge else None,
@@ -289,6 +294,10 @@ async def acheck_document(
             sources=sources,
         )  # fmt: skip
     chosen = load_extractor(built, model=model, base_url=base_url, variant=extractor)
+    # The models take the calls of ``concurrency`` checks at once (as a batch's do).
+    shared = getattr(built, "models", None)
+    if isinstance(shared, ModelSet):
+        shared.follow(concurrency)
     # Each claim's check has a budget (the default one's unless given); the document's
     # whole spend is bounded only when ``budget`` is given.
     with events.listening(on_event), spending(budget, scope="run"):

@@ -192,3 +192,17 @@ def test_a_method_that_does_not_verify_claims_is_refused_before_anything_runs() 
     assert judge.seen == []
     with pytest.raises(BadInputError, match="does not verify claims"):
         run(FakeArticleMethod())  # type: ignore[arg-type]
+
+
+def test_an_extractor_on_its_own_models_takes_every_answer_its_sentences_ask_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from verity.api import load_extractor
+    from verity.llm.spec import ModelSettings
+
+    monkeypatch.setenv("OPENAI_API_KEY", "loopback")
+    extractor = load_extractor(
+        model=ModelSettings(spec="openai:m", base_url="http://127.0.0.1:9/v1"), merge=False
+    )
+    # 8 sentences at once, 3 answers each for selection and disambiguation (Appendix D).
+    assert extractor.model.max_concurrency >= 8 * 3
