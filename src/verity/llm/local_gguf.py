@@ -15,6 +15,7 @@ at once.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import ctypes
 import functools
 import importlib.util
@@ -42,6 +43,24 @@ MICRO_BATCH = 256
 
 _loaded: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
 _load_lock = threading.Lock()
+
+
+def close_all() -> None:
+    """Free every loaded model now, each after any call it is running.
+
+    Runs at interpreter exit (registered below): left to their finalisers, models are
+    freed during teardown, after the modules llama.cpp's finaliser needs are gone, and each
+    prints a ``TypeError`` traceback as the process ends. A later call loads afresh.
+    """
+    with _load_lock:
+        models = list(_loaded.values())
+        _loaded.clear()
+    for llama, lock in models:
+        with lock:
+            llama.close()
+
+
+atexit.register(close_all)
 
 
 def embedded_model_path() -> Path:
