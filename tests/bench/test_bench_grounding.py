@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from verity.bench.datasets import load_dataset
-from verity.bench.report import GroundingScore, MethodResult
+from verity.bench.results import GroundingScore, MethodResult
 from verity.bench.runner import BenchConfig, Rebuild, method_warnings, prepare
 from verity.cli import app
 from verity.errors import BadInputError

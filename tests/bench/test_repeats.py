@@ -15,7 +15,7 @@ import pytest
 from faults.latency import LatencyEndpoint
 from verity.bench.metrics import compute_metrics
 from verity.bench.repeats import Spread, markdown, repeat_configs, repeat_warning, summarize
-from verity.bench.report import MethodResult
+from verity.bench.results import MethodResult
 from verity.bench.runner import BenchConfig
 from verity.domain import Label
 from verity.errors import BadInputError

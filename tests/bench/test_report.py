@@ -13,7 +13,8 @@ from matplotlib.image import imread
 
 from verity.bench import report as report_module
 from verity.bench.metrics import Outcome, compute_metrics, usage_per_claim
-from verity.bench.report import GroupScore, MethodResult, write_report
+from verity.bench.report import write_report
+from verity.bench.results import GroupScore, MethodResult
 from verity.domain import Label, Usage
 from verity.errors import BadInputError
 

@@ -17,8 +17,9 @@ import pytest
 from typer.testing import CliRunner
 
 from verity.bench.metrics import compute_metrics
-from verity.bench.report import MethodResult, write_report
+from verity.bench.report import write_report
 from verity.bench.report_positive import positive_of
+from verity.bench.results import MethodResult
 from verity.cli import app
 from verity.domain import Claim, Evidence, Label, Verdict
 from verity.errors import BadInputError

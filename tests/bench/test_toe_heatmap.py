@@ -23,7 +23,8 @@ from verity.bench.heatmap import (
     summarize_actions,
 )
 from verity.bench.metrics import compute_metrics
-from verity.bench.report import MethodResult, write_report
+from verity.bench.report import write_report
+from verity.bench.results import MethodResult
 from verity.bench.runner import BenchConfig, prepare
 from verity.bench.store import ResultRow
 from verity.domain import Claim, Evidence, Label, Trace, Verdict

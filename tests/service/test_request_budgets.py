@@ -335,7 +335,7 @@ def test_a_job_stored_without_a_budget_runs_within_the_servers_default() -> None
 
 def test_a_model_a_request_names_is_priced_as_itself() -> None:
     from verity.llm.prices import Price
-    from verity.service.execute import request_model
+    from verity.service.plans import request_model
 
     a, b = Price(input=1.0, output=2.0), Price(input=3.0, output=4.0)
     defaults = Settings(

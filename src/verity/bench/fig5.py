@@ -55,7 +55,7 @@ from typing import Any
 
 from verity.bench.base import DatasetSplit, Example
 from verity.bench.loaders.check_covid import load_check_covid
-from verity.bench.loaders.common import DataReader, at_row, build_split, str_field
+from verity.bench.loaders.common import DataReader, at_row, build_split, data_dir, str_field
 from verity.bench.loaders.liar import load_liar
 from verity.bench.loaders.wikipedia import load_climate_fever, load_fever_3way
 from verity.domain import Claim, Label
@@ -381,8 +381,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=SEED, help=f"default {SEED}")
     parser.add_argument("--out", type=Path, default=DATA_FILE, help="the JSONL to write")
     args = parser.parse_args(argv)
-    from verity.bench.datasets import data_dir
-
     try:
         lines = draw_fig5(data_dir(args.data_dir), args.seed)
         write_fig5(lines, args.out)

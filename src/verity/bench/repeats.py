@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from verity.bench.report import MethodResult
+from verity.bench.results import MethodResult
 from verity.bench.runner import BenchConfig
 from verity.errors import BadInputError
 

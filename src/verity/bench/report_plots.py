@@ -18,7 +18,7 @@ from verity.bench.metrics import OTHER
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from verity.bench.report import MethodResult
+    from verity.bench.results import MethodResult
 
 _BARS = (
     ("accuracy", "accuracy"),

@@ -70,8 +70,9 @@ from verity.bench.leakage import (
 from verity.bench.memory import PeakMemory
 from verity.bench.metrics import Outcome, compute_metrics, usage_per_claim
 from verity.bench.news_standin import NEWS_DATASETS, WebStandin, has_web_source, news_standin
-from verity.bench.report import GroundingScore, GroupScore, MethodResult, write_report
+from verity.bench.report import write_report
 from verity.bench.report_compare import check_paper_figures
+from verity.bench.results import GroundingScore, GroupScore, MethodResult
 from verity.bench.store import ResultRow, ResultStore
 from verity.domain import Article, Claim, Evidence, Grounding, Label, Usage, Verdict
 from verity.engines import Engine, engine_for

@@ -42,7 +42,7 @@ from verity.errors import BadInputError
 
 if TYPE_CHECKING:
     from verity.bench.base import DatasetSplit
-    from verity.bench.report import MethodResult
+    from verity.bench.results import MethodResult
     from verity.bench.runner import BenchConfig
     from verity.engines import Engine
     from verity.llm.budget import Spend

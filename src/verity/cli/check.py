@@ -39,6 +39,7 @@ from verity.cli.output import (
     exit_code,
     out,
     say,
+    warn,
     with_grounding,
 )
 from verity.errors import BadInputError, VerityError
@@ -481,13 +482,6 @@ def _run(
         from verity.cli.document import failed_code
 
         raise typer.Exit(code=failed_code(min(partly, key=lambda p: p[0].line)[1]))
-
-
-def warn(method: object) -> None:
-    """Say on stderr what makes this run differ from the method's paper (e.g. no web)."""
-    said = getattr(method, "warnings", None)
-    for message in said() if callable(said) else ():
-        say("yellow", f"warning: {message}")
 
 
 def _method_names(

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from verity.cli.output import err, exit_code, out, say
+from verity.cli.output import err, exit_code, out, say, warn
 from verity.errors import BadInputError
 
 if TYPE_CHECKING:
@@ -67,7 +67,6 @@ def check_document_command(
     after everything has been printed and saved.
     """
     from verity.api import load_extractor, method_from_settings, resolve_method
-    from verity.cli.check import warn
     from verity.documents.store import load
     from verity.domain import Article, Claim
     from verity.extraction.extract import VARIANTS

@@ -182,3 +182,10 @@ def with_grounding(
         raise BadInputError(f"--grounding-checker must be model or nli:DIR, not {checker!r}")
     update = {"grounding": grounding, "grounding_checker": checker}
     return settings.model_copy(update={k: v for k, v in update.items() if v is not None})
+
+
+def warn(method: object) -> None:
+    """Say on stderr what makes this run differ from the method's paper (e.g. no web)."""
+    said = getattr(method, "warnings", None)
+    for message in said() if callable(said) else ():
+        say("yellow", f"warning: {message}")

@@ -298,7 +298,7 @@ def _link_properties(store: pyoxigraph.Store) -> list[str]:
 def _build(file: Path, folder: Path, name: str) -> dict[str, Any]:
     import pyoxigraph
 
-    from verity.sources.bm25 import publish_folder
+    from verity.paths import publish_folder
 
     label = _rdf_format(file)
     rdf_format = (

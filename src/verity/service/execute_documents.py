@@ -14,7 +14,7 @@ and every claim's check together.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from verity import events
 from verity.api import load_extractor, resolve_method
@@ -26,11 +26,13 @@ from verity.limits import Limits, check_subject_size
 from verity.llm.budget import spending
 from verity.methods.base import run_sync, settings_for
 from verity.service.errors import ApiError
+from verity.service.plans import Plan
 from verity.service.requests import CheckRequest
 
 if TYPE_CHECKING:
+    from verity.config import Settings
     from verity.documents.types import DocumentVerdict
-    from verity.service.execute import LocalExecutor
+    from verity.methods.base import Method
 
 # Claims checked at once when a stored request says nothing (a job queued by an older
 # server): the service's own default.
@@ -88,15 +90,27 @@ class DocumentOutcome:
         return markdown(self.result)
 
 
+class Runner(Protocol):
+    """What runs a document: the executor's settings, its methods by plan, its encoder rule."""
+
+    defaults: Settings
+    merge: bool
+
+    def method(self, chosen: Plan) -> Method:
+        """The method a plan builds (kept, and shared with every job on that plan)."""
+        ...
+
+
 def run_document(
-    executor: LocalExecutor, request: CheckRequest, listener: Listener
+    executor: Runner, request: CheckRequest, listener: Listener, chosen: Plan
 ) -> DocumentOutcome:
-    """Check the request's document claim by claim within its budget, with its events."""
+    """Check the request's document claim by claim within its budget, with its events.
+
+    ``chosen`` is the request's plan (`verity.service.plans.plan`).
+    """
     from verity.documents import check_document
-    from verity.service.execute import plan
 
     budget = request.budget or executor.defaults.budget
-    chosen = plan(request, executor.defaults)
     method = executor.method(chosen)
     article_method = None
     if request.with_article is not None:

@@ -8,9 +8,6 @@ ranked = BM25Index.load(folder).ranked("passage", k=5)
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -128,37 +125,6 @@ class BM25Index:
         order = hits[np.argsort(-scores[hits], kind="stable")]
         for i in order:
             yield int(i), float(scores[i])
-
-
-def publish_folder(tmp: Path, target: Path, *, replace: bool) -> bool:
-    """Move a finished folder into place in one rename; True if ``tmp`` became ``target``.
-
-    Without ``replace`` an existing ``target`` wins (another process built the same thing
-    first) and ``tmp`` is deleted. With ``replace`` the old folder is renamed aside, the new
-    one renamed in, and the old one deleted, so readers never see a half-written folder.
-    """
-    if target.exists() and not replace:
-        shutil.rmtree(tmp, ignore_errors=True)
-        return False
-    old: Path | None = None
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}-old-", dir=target.parent))
-        os.replace(target, old / target.name)
-    try:
-        os.rename(tmp, target)
-    except OSError:
-        if old is not None and not target.exists():
-            os.replace(old / target.name, target)  # put the previous version back
-            raise
-        if not target.exists():
-            raise
-        # Another process published the same folder in between; keep theirs.
-        shutil.rmtree(tmp, ignore_errors=True)
-        return False
-    finally:
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    return True
 
 
 # -- building a corpus ---------------------------------------------------------------------

