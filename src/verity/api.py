@@ -29,7 +29,7 @@ from verity.errors import BadInputError
 from verity.events import Listener
 from verity.extraction import Document, Extractor
 from verity.grounding import MODES, Mode
-from verity.limits import Limits, check_subject_size
+from verity.limits import Limits, check_document_size, check_subject_size
 from verity.llm.budget import Budget, spending
 from verity.llm.spec import ModelSet, ModelSettings
 from verity.methods.base import Method, method_class, method_names, settings_for
@@ -319,10 +319,5 @@ def as_document(text: str, limits: Limits | None = None) -> Document:
     """A document from plain text, within the article limit; `BadInputError` if empty."""
     if not isinstance(text, str) or not text.strip():
         raise BadInputError("the document is empty: give the text to check")
-    chosen = limits or Limits.from_env(os.environ)
-    if len(text) > chosen.article_chars:
-        raise BadInputError(
-            f"the document is {len(text):,} characters, over the limit of "
-            f"{chosen.article_chars:,} (raise it with [limits] article_chars)"
-        )
+    check_document_size(text, "", limits or Limits.from_env(os.environ))
     return Document(text=text)

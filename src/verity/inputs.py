@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from verity.domain import Article, Claim
 from verity.errors import BadInputError
 from verity.extraction.types import Document
+from verity.limits import Limits, check_document_size
 
 _RULES = {
     "claim": "a non-empty string",
@@ -84,12 +85,8 @@ def document_from_record(record: Mapping[str, Any], max_chars: int | None = None
         )
     except ValidationError as exc:
         raise _invalid(exc, {"text": "document"}) from exc
-    size = len(document.text) + len(document.title)
-    if max_chars is not None and size > max_chars:
-        raise BadInputError(
-            f"the document has {size:,} characters, more than the limit of {max_chars:,} "
-            "(raise it with [limits] article_chars)"
-        )
+    if max_chars is not None:
+        check_document_size(document.text, document.title, Limits(article_chars=max_chars))
     return document
 
 

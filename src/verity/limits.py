@@ -71,11 +71,18 @@ def limits_from_env(env: Mapping[str, str]) -> dict[str, Any]:
 def check_subject_size(subject: Claim | Article, limits: Limits) -> None:
     """Refuse a claim or article longer than its limit, saying how to raise the limit."""
     if isinstance(subject, Claim):
-        size, limit, key = len(subject.text), limits.claim_chars, "claim_chars"
-        what = "the claim"
+        _refuse(len(subject.text), limits.claim_chars, "claim_chars", "the claim")
     else:
         size = len(subject.text) + len(subject.title)
-        limit, key, what = limits.article_chars, "article_chars", "the article"
+        _refuse(size, limits.article_chars, "article_chars", "the article")
+
+
+def check_document_size(text: str, title: str, limits: Limits) -> None:
+    """Refuse a document (to check claim by claim) over the article limit it shares."""
+    _refuse(len(text) + len(title), limits.article_chars, "article_chars", "the document")
+
+
+def _refuse(size: int, limit: int, key: str, what: str) -> None:
     if size > limit:
         raise BadInputError(
             f"{what} has {size:,} characters, more than the limit of {limit:,} "

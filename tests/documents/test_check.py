@@ -206,3 +206,16 @@ def test_an_extractor_on_its_own_models_takes_every_answer_its_sentences_ask_at_
     )
     # 8 sentences at once, 3 answers each for selection and disambiguation (Appendix D).
     assert extractor.model.max_concurrency >= 8 * 3
+
+
+def test_a_document_over_the_article_limit_is_refused_by_name_text_and_title_together() -> None:
+    from verity.api import as_document
+    from verity.limits import Limits, check_document_size
+
+    with pytest.raises(
+        BadInputError, match="the document has 11 characters, more than the limit of 10"
+    ):
+        as_document("x" * 11, Limits(article_chars=10))
+    assert as_document("x" * 10, Limits(article_chars=10)).text == "x" * 10
+    with pytest.raises(BadInputError, match="the document has 10 characters"):
+        check_document_size("x" * 6, "y" * 4, Limits(article_chars=9))

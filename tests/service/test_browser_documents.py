@@ -23,7 +23,9 @@ import pytest
 
 # The one module-scoped Chromium fixture, shared rather than written again.
 from test_browser import WAIT_MS, browser  # noqa: F401
-from test_documents_api import FakeModel
+
+# The API tests' document and scripted model: the browser checks the same text.
+from test_documents_api import SENTENCES, TEXT, FakeModel
 
 from faults.latency import LatencyEndpoint
 from verity.domain import Claim, Label, Trace, Verdict
@@ -31,13 +33,6 @@ from verity.domain import Claim, Label, Trace, Verdict
 pytestmark = pytest.mark.integration
 
 OUTER_LIMIT = 60.0
-SENTENCES = [
-    "The dam was finished in 1936.",
-    "It holds 35 cubic kilometres of water.",
-    "Its builders broke the record.",
-    "Critics called it ugly.",
-]
-TEXT = " ".join(SENTENCES)
 LABELS = ["SUPPORTED", "SUPPORTED", "REFUTED"]
 HOSTILE = "The <img src=x onerror=alert(1)> dam was finished in 1936. <script>alert(2)</script>"
 LOCAL_TRACE = json.loads(

@@ -212,12 +212,12 @@ def read_document(source: str, limits: Limits, when: date | None = None) -> Docu
     optional ``title``, ``url``, ``date``), within the article limit; a URL is fetched
     behind the address guard (`verity.pages.fetch_article`), its title from the page.
     """
-    from verity.limits import check_subject_size
+    from verity.limits import check_document_size
 
     if not source.strip():
         raise BadInputError("--document is empty: give a file, - for stdin, or a URL")
     found = _read_article(source, limits)
-    check_subject_size(found, limits)
+    check_document_size(found.text, found.title, limits)
     return as_document(found, when)
 
 

@@ -22,7 +22,7 @@ from verity.domain import Article
 from verity.errors import BadInputError, UnknownNameError
 from verity.events import Listener
 from verity.extraction.types import Document
-from verity.limits import Limits, check_subject_size
+from verity.limits import Limits, check_document_size
 from verity.llm.budget import spending
 from verity.methods.base import run_sync, settings_for
 from verity.service.errors import ApiError
@@ -60,10 +60,9 @@ def check_document_request(request: CheckRequest, limits: Limits) -> None:
     """
     doc = document_of(request)
     try:
-        check_subject_size(Article(title=doc.title, text=doc.text), limits)
+        check_document_size(doc.text, doc.title, limits)
     except BadInputError as exc:
-        message = str(exc).replace("the article", "the document", 1)
-        raise ApiError(422, "too_long", message, field="document.text") from exc
+        raise ApiError(422, "too_long", str(exc), field="document.text") from exc
     if request.with_article is not None:
         try:
             resolve_method(request.with_article, Article)
