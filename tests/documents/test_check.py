@@ -219,3 +219,37 @@ def test_a_document_over_the_article_limit_is_refused_by_name_text_and_title_tog
     assert as_document("x" * 10, Limits(article_chars=10)).text == "x" * 10
     with pytest.raises(BadInputError, match="the document has 10 characters"):
         check_document_size("x" * 6, "y" * 4, Limits(article_chars=9))
+
+
+def test_the_claims_most_in_doubt_are_at_most_five_and_never_a_sure_supported_one() -> None:
+    from verity.documents.summary import summarise
+    from verity.documents.types import ClaimResult
+    from verity.extraction.types import ExtractedClaim, Span
+
+    def result(n: int, label: Label | None, confidence: float | None) -> ClaimResult:
+        claim = ExtractedClaim(id=f"C{n}", text=f"Claim {n}.", spans=(Span(start=0, end=1),),
+                               sentence_index=0)  # fmt: skip
+        if label is None:
+            return ClaimResult(claim=claim, status="failed", error="ModelOutputError: x")
+        subject = Claim(text=claim.text)
+        verdict = Verdict(label=label, confidence=confidence, method="fake", subject=subject)
+        return ClaimResult(claim=claim, status="checked", verdict=verdict)
+
+    results = [
+        result(1, Label.SUPPORTED, 0.95),  # sure and supported: never in doubt
+        result(2, Label.SUPPORTED, 0.89),
+        result(3, Label.REFUTED, 0.99),
+        result(4, Label.NOT_ENOUGH_INFO, None),  # no confidence counts as 0.5
+        result(5, None, None),
+        result(6, Label.CONFLICTING, 0.6),
+        result(7, Label.SUPPORTED, 0.3),
+        result(8, Label.SUPPORTED, 0.9),  # 0.9 is sure enough
+    ]
+    summary = summarise(results)
+    # Against first (least sure first), then the rest by confidence, then failures; five.
+    assert summary.in_doubt == ("C6", "C3", "C7", "C4", "C2")
+    # The boundary: a supported verdict at 0.9 is not in doubt, at 0.89 it is.
+    assert summarise([results[7]]).in_doubt == ()
+    assert summarise([results[1]]).in_doubt == ("C2",)
+    assert summary.counts == {"SUPPORTED": 4, "REFUTED": 1, "NOT_ENOUGH_INFO": 1,
+                              "failed": 1, "CONFLICTING": 1}  # fmt: skip

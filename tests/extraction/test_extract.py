@@ -281,3 +281,37 @@ def test_an_answer_with_no_valid_form_is_one_vote_that_does_not_pass() -> None:
     found = run(extractor, Document(text="Rome is in Italy."))
     assert found.claims == []
     assert found.sentences[0].reason == "1 of 3 answers found a verifiable fact"
+
+
+def test_neighbours_and_the_title_are_cut_but_the_sentence_read_is_whole() -> None:
+    long_neighbour = "Filler " * 200  # 1,400 characters
+    text = f"{long_neighbour.strip()}.\nThe dam opened in 1936."
+    extractor, fake = fake_extractor(verifiable, as_is, one_claim, variant="single")
+    run(extractor, Document(text=text, title="T" * 1_000))
+    asked = [m[-1].content for m, _, _ in fake.requests]
+    about_dam = next(a for a in asked if "<sentence>The dam opened" in a)
+    shown = about_dam.split("<excerpt>")[1].split("</excerpt>")[0].strip().splitlines()
+    # 600 characters of the neighbour (599 and an ellipsis), the sentence read whole.
+    assert shown[0] == long_neighbour[:599] + "…"
+    assert shown[1] == "The dam opened in 1936."
+    question = about_dam.split("<question>")[1].split("</question>")[0]
+    assert question == "T" * 299 + "…"
+    about_filler = next(a for a in asked if "<sentence>Filler" in a)
+    # Read whole, in its own excerpt too, when it is the sentence being read.
+    own = about_filler.split("<excerpt>")[1].split("</excerpt>")[0].strip().splitlines()
+    assert own[0] == long_neighbour.strip() + "."
+
+
+def test_a_sentence_too_long_for_the_models_context_fails_alone() -> None:
+    from verity.errors import ContextOverflowError
+
+    def too_long(stage: str, sentence: str, seed: int) -> dict[str, Any]:
+        if "enormous" in sentence:
+            raise ContextOverflowError("the prompt is over the window", limit="context")
+        return verifiable(stage, sentence, seed)
+
+    extractor, _ = fake_extractor(too_long, as_is, one_claim, variant="single")
+    found = run(extractor, Document(text="An enormous one here. Rome is in Italy."))
+    assert found.sentences[0].outcome == "failed"
+    assert found.sentences[0].reason.startswith("ContextOverflowError")
+    assert [c.text for c in found.claims] == ["Rome is in Italy."]

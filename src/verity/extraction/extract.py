@@ -32,7 +32,13 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import BaseModel
 
 from verity.domain import Trace, Usage
-from verity.errors import BadInputError, BudgetExceededError, ModelOutputError, VerityError
+from verity.errors import (
+    BadInputError,
+    BudgetExceededError,
+    ContextOverflowError,
+    ModelOutputError,
+    VerityError,
+)
 from verity.extraction.merge import merge_claims
 from verity.extraction.sentences import Sentence, excerpt, split_document
 from verity.extraction.steps import (
@@ -91,6 +97,8 @@ MAX_CLAIMS = 100
 # Sentences read at once (each is independent of the others until claims are merged).
 DEFAULT_CONCURRENCY = 8
 NO_QUESTION = "(none given: the excerpt is from a document, not an answer to a question)"
+# Characters of a document's title shown as its question: a title, not a second text.
+TITLE_CHARS = 300
 
 
 @dataclass
@@ -215,9 +223,13 @@ class Extractor:
         note = SentenceNote(index=unit.index, span=span, outcome="no_verifiable_claim")
         if unit.heading:
             return _Read(note.model_copy(update={"reason": "a heading"}), [])
-        question = document.title.strip() or NO_QUESTION
+        question = _title(document) or NO_QUESTION
         try:
             return await self._steps(document, units, unit, log, note, question)
+        except ContextOverflowError as exc:
+            # This sentence's prompt is too long for the model: it fails, the rest go on.
+            reason = f"{type(exc).__name__}: {exc}"[:300]
+            return _Read(note.model_copy(update={"outcome": "failed", "reason": reason}), [])
         except BudgetExceededError:
             raise
         except VerityError as exc:
@@ -330,6 +342,11 @@ class Extractor:
             for r in reads
         ]
         return claims, notes
+
+
+def _title(document: Document) -> str:
+    title = " ".join(document.title.split())
+    return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
 
 
 def _selects(answer: Selection) -> bool:

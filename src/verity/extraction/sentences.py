@@ -19,6 +19,10 @@ from dataclasses import dataclass
 from verity.nlp.text import sentence_spans
 
 _HEADING = re.compile(r"#{1,6}\s")
+# Characters of each other sentence (and heading) an excerpt shows: the sentence being
+# read is shown whole, its neighbours are context, and one run-on neighbour must not
+# push the prompt past a model's window.
+NEIGHBOUR_CHARS = 600
 # A line this long is no sentence anyone wrote (a minified blob, a data dump): it is cut
 # into pieces of this size before the sentencizer sees it.
 _MAX_LINE_CHARS = 20_000
@@ -75,14 +79,19 @@ def excerpt(sentences: Sequence[Sentence], index: int, *, before: int, after: in
 
     ``[...]`` marks where sentences of the document are left out (at either end), so the
     reader knows it is not seeing the whole text. Headings above the window are kept.
+    Every part but sentence ``index`` is cut to `NEIGHBOUR_CHARS`.
     """
     first = max(0, index - before)
     last = min(len(sentences), index + after + 1)
-    heads = [h for h in headings_above(sentences, first) if h]
+    heads = [_cut(h) for h in headings_above(sentences, first) if h]
     parts: list[str] = [*heads]
     if first > 0:
         parts.append("[...]")
-    parts.extend(s.text for s in sentences[first:last])
+    parts.extend(s.text if s.index == index else _cut(s.text) for s in sentences[first:last])
     if last < len(sentences):
         parts.append("[...]")
     return "\n".join(parts)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= NEIGHBOUR_CHARS else text[: NEIGHBOUR_CHARS - 1] + "…"
