@@ -69,3 +69,15 @@ def test_zofia() -> None:
     at_once = both_ways("zofia", article, [shared_source("offline-wiki")], max_rounds=1)
     # The five linguist dimensions, at least, were asked together.
     assert at_once.usage.critical_calls <= at_once.usage.llm_calls - 4
+
+
+def test_toe() -> None:
+    # The lite preset: three iterations, sub-claims one level down, the one tool there is.
+    claim = Claim(text="The Eiffel Tower is in Paris.")
+    at_once = both_ways("toe/lite", claim, [shared_source("offline-wiki")])
+    # The root is always decomposed: its judge and decomposition, at least, were asked
+    # together. Sub-claims' work run ahead and never taken in is counted apart.
+    trace = at_once.trace.model_dump()
+    assert at_once.usage.critical_calls < at_once.usage.llm_calls
+    answered = sum(call["usage"]["llm_calls"] for call in trace["calls"])  # repairs too
+    assert at_once.usage.llm_calls == answered + trace["unused_calls"]

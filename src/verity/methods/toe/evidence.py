@@ -9,6 +9,9 @@ with the document's provenance and returns its stance, authority, primacy, relev
 credibility (§III-C's E_i). Without the cleaning pass (the ``lite`` preset) the document's
 opening stands in for its statements. A document already assessed for the same
 statement is not assessed again (the tree asks for the same page under several nodes).
+
+    mine = agent.fork()      # one node's work: reads what the agent has, adds apart
+    agent.adopt(mine)        # once that node is consumed: what it read is known to all
 """
 
 from __future__ import annotations
@@ -68,6 +71,16 @@ class EvidenceAgent:
         )
         self._seen[key] = item
         return item
+
+    def fork(self) -> EvidenceAgent:
+        """An agent on the same model that knows what this one knows, and adds apart."""
+        twin = EvidenceAgent(self.model, clean=self.clean)
+        twin._seen = dict(self._seen)
+        return twin
+
+    def adopt(self, twin: EvidenceAgent) -> None:
+        """Know what a fork of this agent has assessed."""
+        self._seen.update(twin._seen)
 
     async def _statements(self, claim: str, ev: Evidence, log: CallLog) -> list[str]:
         text = ev.text[:MAX_DOC_CHARS]

@@ -12,7 +12,9 @@ episode (`retrieval.py`), evaluates it (`judge.py`), decomposes it into 2-4 weig
 sub-claims when its reliability is below τ_r^exp (the root always) and it is above the
 depth limit, aggregates the tree (`combine.py`), prunes the pending nodes under decisive
 ones, and stops when the root converges or is itself decisive, at T_max, or when the
-queue is empty. v0 < 0.4 is false, v0 > 0.6 true, in between uncertain (§IV-A).
+queue is empty. v0 < 0.4 is false, v0 > 0.6 true, in between uncertain (§IV-A). In a
+parallel check, pending nodes' own work runs ahead of the loop (`ahead.py`), which
+takes it in one node at a time, in its own order.
 """
 
 from __future__ import annotations
@@ -232,6 +234,8 @@ class ToeMethod(MethodBase):
             aggnet=self.aggnet,
             on_episode=self.on_episode,
             judge_root=judge_root,
+            # Training samples its actions and collects episodes in order: never ahead.
+            run_ahead=self.chooser == self._choose and self.on_episode is None,
         )
 
     async def check(
@@ -267,8 +271,8 @@ class ToeMethod(MethodBase):
             confidence=root.r,
             explanation=explanation,
             evidence=tuple(used),
-            usage=log.usage(),
-            trace=log.trace(
+            usage=grown.usage(),
+            trace=grown.trace(
                 tree=[node_record(n) for n in grown.tree.walk()],
                 iterations_used=iterations,
                 stop_reason=grown.stop,
@@ -282,6 +286,8 @@ class ToeMethod(MethodBase):
                 weights_used={p: m.get("sha256") for p, m in self.manifests.items()},
                 markdown=text,
                 node_evidence=[ref.model_dump() for ref in node_references(grown.tree)],
+                # Work run ahead that the loop never took: in the usage, not in the calls.
+                unused_calls=grown.unused_calls(),
             ),
             method=self.name,
             subject=claim,

@@ -95,9 +95,13 @@ class RetrievalAgent:
         self.reward = reward or RewardWeights()
 
     async def run(
-        self, node: Node, claim: Claim, log: CallLog
+        self, node: Node, claim: Claim, log: CallLog, *, evidence: EvidenceAgent | None = None
     ) -> tuple[list[Evidence], list[StepRecord]]:
-        """Fill ``node.episode`` and ``node.actions``; the documents and the transitions."""
+        """Fill ``node.episode`` and ``node.actions``; the documents and the transitions.
+
+        ``evidence`` assesses the documents in place of the agent's own (a node's fork).
+        """
+        assessor = evidence or self.evidence
         features = node.features or ClaimFeatures()
         episode = node.episode
         docs: list[Evidence] = []
@@ -129,7 +133,7 @@ class RetrievalAgent:
             record.found, record.new = len(found), len(new)
             items = (
                 await schedule.gather(
-                    *(self.evidence.assess(node.text, ev, tool=tool, log=log) for ev in new)
+                    *(assessor.assess(node.text, ev, tool=tool, log=log) for ev in new)
                 )
                 if new
                 else []
