@@ -277,3 +277,17 @@ def test_configuration_and_protocol(kg: LocalGraph, small_nt: Path) -> None:
         "fuzzy_threshold": 85.0,
     }
     assert kg.origin is None  # describing a graph does not load it
+
+
+def test_a_query_asked_again_is_answered_from_the_kept_rows(kg: LocalGraph) -> None:
+    first = kg.relations(["Q3"], "in")
+    query = render("relations_in", seeds=["Q3"], limit=10_000)
+    rows, cached = kg._select(query)
+    assert cached and len(rows) == 1
+    rows.clear()  # a caller's list is its own: the kept answer stays whole
+    again = kg.relations(["Q3"], "in")
+    assert again == first == [Relation("P1", "located in", 4)]
+    assert [r.cached for r in kg.queries.records()] == [False, True]
+    kg.close()  # a closed graph forgets its answers with its store
+    assert kg.relations(["Q3"], "in") == first
+    assert kg.queries.records()[-1].cached is False

@@ -6,14 +6,21 @@ subset is an approximation of Wikidata, not a snapshot of it.
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
+import pyoxigraph
 import pytest
 
 from verity.errors import ConfigError
 from verity.kg.base import Relation, Triple
+from verity.kg.follow import follow_rows
 from verity.kg.local import LocalGraph
+from verity.kg.sparql import Row
 from verity.kg.store import kg_file, load_store, store_info
+from verity.kg.templates import DIRECT as WDT
+from verity.kg.templates import ENTITY as WD
+from verity.kg.templates import render
 
 pytestmark = pytest.mark.integration
 
@@ -156,3 +163,65 @@ def test_labels_and_query_log(kg: LocalGraph) -> None:
     stats = kg.queries.summary(since=mark)
     assert (stats.sparql, stats.failed) == (2, 0)
     assert dict(stats.by_template) == {"neighbours_out": 1, "relations_in": 1}
+
+
+# Beams WKGFC reached on FEVER claims: hubs ("human", "film", countries) beside small
+# items, and the largest properties ("instance of", "occupation", "country"), whose
+# SPARQL reads from two seeds or more scanned every statement of the property.
+FOLLOWS = [
+    (["Q76", "Q13133"], "P26"),
+    (["Q76", "Q13133"], "P69"),
+    (["Q193459", "Q4233718", "Q180914"], "P31"),
+    (["Q193459", "Q4233718", "Q180914"], "P106"),
+    (["Q154509", "Q11424"], "P31"),
+    (["Q643740", "Q5", "Q2354637"], "P31"),
+    (["Q1329919", "Q231642", "Q189526", "Q3863"], "P31"),
+    (["Q1329919", "Q231642", "Q189526", "Q3863"], "P161"),
+    (["Q232", "Q148", "Q330298"], "P530"),
+    (["Q30", "Q142"], "P530"),
+    (["Q30", "Q142", "Q183"], "P17"),
+    (["Q30", "Q142"], "P27"),
+    (["Q21980377", "Q285928", "Q796"], "P17"),
+    (["Q16349", "Q28603", "Q1077", "Q159"], "P530"),
+    (["Q15063586", "Q179029", "Q281138", "Q220445"], "P17"),
+]
+
+
+def _template_rows(kg: LocalGraph, seeds: list[str], pid: str, way: str, limit: int) -> list[Row]:
+    rows, _ = kg._select(render(f"follow_{way}", seeds=seeds, pids=[pid], limit=limit))  # type: ignore[arg-type]
+    return rows
+
+
+def test_index_reads_give_the_template_rows_on_the_subset(kg: LocalGraph) -> None:
+    """Every row, label and position as the SPARQL template gives them, on hubs too."""
+    store = kg._open()
+    assert kg._index_order  # this pyoxigraph holds IRIs in the computed order
+    for seeds, pid in FOLLOWS:
+        for way in ("out", "in"):
+            for limit in (1, 7, 50):
+                found = follow_rows(store, seeds, pid, way, limit)  # type: ignore[arg-type]
+                assert found is not None, (seeds, pid, way, limit)  # no literal objects here
+                assert found == _template_rows(kg, seeds, pid, way, limit), (seeds, pid, way)
+
+
+def test_index_reads_on_sampled_statements_of_the_subset(kg: LocalGraph) -> None:
+    """Seed sets drawn from the store's own statements, hubs mixed in, both directions."""
+    store = kg._open()
+    rng = random.Random(43)
+    statements = [
+        q
+        for i, q in enumerate(store.quads_for_pattern(None, None, None))
+        if i % 997 == 0 and q.predicate.value.startswith(WDT)
+    ]
+    assert len(statements) > 300
+    for _ in range(60):
+        picked = rng.sample(statements, rng.randint(1, 4))
+        way = rng.choice(["out", "in"])
+        pid = rng.choice(picked).predicate.value[len(WDT) :]
+        ends = [q.subject if way == "out" else q.object for q in picked]
+        items = [n.value[len(WD) :] for n in ends if isinstance(n, pyoxigraph.NamedNode)]
+        seeds = [q for q in items if q.startswith("Q")]
+        seeds = list(dict.fromkeys([*seeds, *rng.sample(["Q5", "Q30", "Q11424", "Q145"], 1)]))
+        limit = rng.choice([3, 50])
+        found = follow_rows(store, seeds, pid, way, limit)  # type: ignore[arg-type]
+        assert found == _template_rows(kg, seeds, pid, way, limit), (seeds, pid, way, limit)

@@ -271,8 +271,13 @@ def test_online_and_offline_send_the_same_sparql(small_nt: Path, tmp_path: Path)
         kg.follow(["Q1"], ["P1", "P3"], "out", limit=10)
         kg.follow(["Q3"], ["P1"], "in", limit=10)
         kg.labels(["Q1", "P1"])
-    assert len(ran) == 7
-    assert service.queries() == ran
+    # The offline graph reads a one-property follow from its indexes instead of running
+    # the query (tests/kg/test_kg_follow.py checks it gets the query's rows); every
+    # query it does run is the online one.
+    sent = service.queries()
+    assert len(sent) == 7
+    assert ran == [q for q in sent if "VALUES ?p { wdt:P1 }" not in q]
+    assert len(ran) == 6
 
 
 def test_retries_429_and_503_then_succeeds() -> None:

@@ -20,13 +20,16 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from verity.errors import BadInputError, ConfigError, SourceUnavailableError
-from verity.kg.base import EntityMatch, QueryRecord
+from verity.kg.base import Direction, EntityMatch, QueryRecord
+from verity.kg.follow import follow_rows, row_term
+from verity.kg.keyorder import store_keeps_this_order
 from verity.kg.names import DEFAULT_FUZZY_THRESHOLD, NameIndex
-from verity.kg.sparql import Row, SparqlGraph, Term, literal_term
+from verity.kg.sparql import Row, SparqlGraph
 from verity.kg.store import (
     DEFAULT_STORE,
     NAMES_DB,
@@ -46,15 +49,9 @@ from verity.kg.store import (
 if TYPE_CHECKING:
     import pyoxigraph
 
-
-def _term(node: Any) -> Term:
-    import pyoxigraph
-
-    if isinstance(node, pyoxigraph.NamedNode):
-        return Term("uri", node.value)
-    if isinstance(node, pyoxigraph.Literal):
-        return literal_term(node.value, node.language, node.datatype.value)
-    return Term("bnode", str(getattr(node, "value", node)))
+# Answers kept per graph (most recently used), each of at most so many rows: a few MB.
+KEPT_ANSWERS = 512
+KEPT_ROWS = 2_000
 
 
 class LocalGraph(SparqlGraph):
@@ -104,6 +101,15 @@ class LocalGraph(SparqlGraph):
         self._lock = threading.Lock()
         self._store: pyoxigraph.Store | None = None
         self._names: NameIndex | None = None
+        # One-property follows are read from the indexes (`verity.kg.follow`) when the
+        # store holds IRIs in the order that module merges them in; ``index_reads =
+        # False`` runs them as SPARQL, for comparisons (same rows, more time).
+        self.index_reads = True
+        self._index_order = False
+        # The store is read-only while open: a query's rows stay its answer. Checks of
+        # claims about the same entities ask the same relations of the same hubs again.
+        self._answers: OrderedDict[str, list[Row]] = OrderedDict()
+        self._answers_lock = threading.Lock()
 
     def warm_up(self) -> None:
         """Open the store now, building it first if it is missing or stale."""
@@ -115,6 +121,8 @@ class LocalGraph(SparqlGraph):
             if self._names is not None:
                 self._names.close()
             self._store, self._names = None, None
+        with self._answers_lock:
+            self._answers.clear()
 
     def _open(self) -> pyoxigraph.Store:
         store = self._store
@@ -138,6 +146,7 @@ class LocalGraph(SparqlGraph):
                 f"rebuild it with: verity kg load FILE --name {self.store_name}"
             ) from exc
         self.info, self.origin = info, info.origin
+        self._index_order = store_keeps_this_order(store)
         return store
 
     def _names_index(self) -> NameIndex:
@@ -174,6 +183,21 @@ class LocalGraph(SparqlGraph):
         return found
 
     def _select(self, query: str) -> tuple[list[Row], bool]:
+        """The query's rows, from the answers kept in this process when it ran before."""
+        with self._answers_lock:
+            kept = self._answers.get(query)
+            if kept is not None:
+                self._answers.move_to_end(query)
+                return list(kept), True
+        rows = self._query(query)
+        if len(rows) <= KEPT_ROWS:
+            with self._answers_lock:
+                self._answers[query] = rows
+                while len(self._answers) > KEPT_ANSWERS:
+                    self._answers.popitem(last=False)
+        return list(rows), False
+
+    def _query(self, query: str) -> list[Row]:
         import pyoxigraph
 
         store = self._open()
@@ -183,12 +207,28 @@ class LocalGraph(SparqlGraph):
                 raise SourceUnavailableError("expected SELECT results from the local store")
             variables = [v.value for v in solutions.variables]
             rows: list[Row] = [
-                {n: _term(term) for n in variables if (term := solution[n]) is not None}
+                {n: row_term(term) for n in variables if (term := solution[n]) is not None}
                 for solution in solutions
             ]
         except OSError as exc:
             raise SourceUnavailableError(f"the local knowledge graph failed: {exc}") from exc
-        return rows, False
+        return rows
+
+    def _follow_rows(
+        self, seeds: list[str], pid: str, direction: Direction, limit: int
+    ) -> list[Row] | None:
+        """The template's rows read from the indexes (`verity.kg.follow`), or None.
+
+        pyoxigraph runs a one-property follow as a scan of every statement of the property;
+        the indexes give the same rows in far less time (docs/kg.md).
+        """
+        store = self._open()
+        if not (self.index_reads and self._index_order):
+            return None
+        try:
+            return follow_rows(store, seeds, pid, direction, limit)
+        except OSError as exc:
+            raise SourceUnavailableError(f"the local knowledge graph failed: {exc}") from exc
 
     def to_dict(self) -> dict[str, Any]:
         """The store, its source file (path, size, modification time) and versions."""
