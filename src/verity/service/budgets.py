@@ -62,8 +62,21 @@ def settled_budget(asked: Budget | None, ceiling: Budget) -> Budget:
 
 def config_class(method: str) -> type[BaseModel] | None:
     """The settings model of a method (a plug-in without one: None)."""
+    cls = method_class(method)
+    if cls not in _CONFIGS:
+        # Once per class: resolving the annotations evaluates each one again, and every
+        # request submitted asks for its method's settings model. Two threads that
+        # both miss resolve the same answer.
+        _CONFIGS[cls] = _resolved_config(cls)
+    return _CONFIGS[cls]
+
+
+_CONFIGS: dict[type[Any], type[BaseModel] | None] = {}
+
+
+def _resolved_config(cls: type[Any]) -> type[BaseModel] | None:
     try:
-        hints = typing.get_type_hints(method_class(method))
+        hints = typing.get_type_hints(cls)
     except (NameError, TypeError):  # an annotation that does not resolve at run time
         return None
     config = hints.get("config")

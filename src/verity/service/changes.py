@@ -9,11 +9,18 @@
         await watcher.wait(timeout=15.0)
 
     changes.changed(job_id)                         # from a worker: a new event, a new status
+    changes.changed(job_id, ended=True)             # ... its run ended
+
+    async with changes.awatch(job_id, ends_only=True) as watcher:
+        ...                                         # woken when a run ends, not per event
 
 A watcher registers before its owner reads the state it waits on, so a change between the
 read and the wait is never missed: it leaves the watcher set, and the wait returns at
 once. Waiting costs no thread: an event loop's watcher is woken through
-``call_soon_threadsafe``, so many open event streams hold no worker threads.
+``call_soon_threadsafe``, so many open event streams hold no worker threads. A watcher
+that waits for the end only (``ends_only``: a request waiting for its verdict) sleeps
+through a check's progress events, each of which would wake its event loop and have it
+read the job again for nothing.
 """
 
 from __future__ import annotations
@@ -29,7 +36,8 @@ ALL = "*"  # watch every job
 class ThreadWatcher:
     """Waits in a thread for a change of the job it watches."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, ends_only: bool = False) -> None:
+        self.ends_only = ends_only
         self._event = threading.Event()
 
     def wake(self) -> None:
@@ -46,7 +54,8 @@ class ThreadWatcher:
 class LoopWatcher:
     """Waits on an event loop for a change of the job it watches."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, ends_only: bool = False) -> None:
+        self.ends_only = ends_only
         self._loop = asyncio.get_running_loop()
         self._event = asyncio.Event()
 
@@ -76,12 +85,17 @@ class Changes:
         self._lock = threading.Lock()
         self._watchers: dict[str, set[Watcher]] = {}
 
-    def changed(self, job_id: str) -> None:
-        """Wake the watchers of this job, and those of every job."""
+    def changed(self, job_id: str, *, ended: bool = False) -> None:
+        """Wake the watchers of this job, and those of every job.
+
+        ``ended``: a run of the job ended (done, failed, cancelled, or put back in the
+        queue); only then are the watchers that wait for the end woken too.
+        """
         with self._lock:
             woken = [*self._watchers.get(job_id, ()), *self._watchers.get(ALL, ())]
         for watcher in woken:
-            watcher.wake()
+            if ended or not watcher.ends_only:
+                watcher.wake()
 
     def wake_all(self) -> None:
         """Wake every watcher (the server is stopping)."""
@@ -91,9 +105,12 @@ class Changes:
             watcher.wake()
 
     @contextlib.contextmanager
-    def watch(self, job_id: str = ALL) -> Iterator[ThreadWatcher]:
-        """A watcher for a thread, registered for the block."""
-        watcher = ThreadWatcher()
+    def watch(self, job_id: str = ALL, *, ends_only: bool = False) -> Iterator[ThreadWatcher]:
+        """A watcher for a thread, registered for the block.
+
+        ``ends_only``: woken when a run ends and when the server stops, not by each event.
+        """
+        watcher = ThreadWatcher(ends_only=ends_only)
         self._add(job_id, watcher)
         try:
             yield watcher
@@ -101,9 +118,14 @@ class Changes:
             self._remove(job_id, watcher)
 
     @contextlib.asynccontextmanager
-    async def awatch(self, job_id: str = ALL) -> AsyncIterator[LoopWatcher]:
-        """A watcher for a coroutine on the running loop, registered for the block."""
-        watcher = LoopWatcher()
+    async def awatch(
+        self, job_id: str = ALL, *, ends_only: bool = False
+    ) -> AsyncIterator[LoopWatcher]:
+        """A watcher for a coroutine on the running loop, registered for the block.
+
+        ``ends_only`` as for `watch`.
+        """
+        watcher = LoopWatcher(ends_only=ends_only)
         self._add(job_id, watcher)
         try:
             yield watcher

@@ -10,7 +10,8 @@ models and indexes, which take seconds to load; worker threads share them (a met
 safe to call from many threads, and the embedded model takes one call at a time).
 A document's claims are extracted and checked here too (`verity.service.execute_documents`).
 A URL is fetched here, in the worker, through `verity.pages.fetch_article`: a slow site
-holds up its own job only.
+holds up its own job only. Each worker thread checks on an event loop of its own, kept
+for its next check (`verity.service.loops`), where ``verify`` would make one per check.
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ from verity.domain import Article, Claim, Verdict
 from verity.events import Listener
 from verity.limits import check_subject_size
 from verity.llm.budget import spending
-from verity.methods.base import Method
+from verity.methods.base import Method, MethodBase
 from verity.redact import redact_url
 from verity.service.execute_documents import DocumentOutcome, run_document
+from verity.service.loops import WorkerLoops, loop_running
 from verity.service.plans import Plan, plan
 from verity.service.requests import CheckRequest
 
@@ -63,6 +65,7 @@ class LocalExecutor:
         self._methods: OrderedDict[str, Method] = OrderedDict()
         self._building: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
+        self._loops = WorkerLoops()
 
     def __call__(self, request: CheckRequest, listener: Listener) -> Verdict | DocumentOutcome:
         """Check the request's subject within its budget, sending each event to ``listener``.
@@ -82,7 +85,22 @@ class LocalExecutor:
                     sink.emit("milestone", f"fetching {shown}", name="service.fetch")
                 subject = self._fetched(request)
             check_subject_size(subject, self.defaults.limits)
-            return self.method(plan(request, self.defaults)).verify(subject)
+            return self._verify(self.method(plan(request, self.defaults)), subject)
+
+    def close(self) -> None:
+        """Close the workers' event loops (the server has stopped)."""
+        self._loops.close()
+
+    def _verify(self, method: Method, subject: Claim | Article) -> Verdict:
+        # `MethodBase.verify` is `averify` on an event loop made for the call: the
+        # worker's own loop does the same without making one. A method with a `verify`
+        # of its own is called through it, and so is any method from a thread whose
+        # loop is running (`verify` knows how to run there; a second loop does not).
+        verify = type(method).verify
+        plain = isinstance(method, MethodBase) and verify is MethodBase.verify  # type: ignore[comparison-overlap]
+        if plain and not loop_running():
+            return self._loops.run(method.averify(subject))
+        return method.verify(subject)
 
     def method(self, chosen: Plan) -> Method:
         """The method of a plan, built on first use and kept (the least used dropped)."""

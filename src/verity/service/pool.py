@@ -144,7 +144,7 @@ class WorkerPool:
             with self._ready:
                 if job_id in self._queue:
                     self._queue.remove(job_id)
-            self.changes.changed(job_id)
+            self.changes.changed(job_id, ended=True)
         return job
 
     def queued(self) -> int:
@@ -240,7 +240,7 @@ class WorkerPool:
                 self._timed(time.monotonic() - began)
                 log.info("check %s: done, %s", job_id, _outcome_label(record))
         finally:
-            self.changes.changed(job_id)
+            self.changes.changed(job_id, ended=True)
 
     def _paced(self, job_id: str, key: str | None) -> AbstractContextManager[object]:
         """Each model call of the job waits for room in its key's window (none: no limit)."""

@@ -87,10 +87,12 @@ async def submit_check(
 
 
 async def wait_for_end(service: Service, job_id: str, seconds: float) -> Job:
-    """The job once it has ended, or as it is after ``seconds``; woken by its changes."""
+    """The job once it has ended, or as it is after ``seconds``; woken when a run ends."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
-    async with service.changes.awatch(job_id) as watcher:
+    # Woken by the end of a run only: each progress event would be a read of the job
+    # in a worker thread, several per check, to learn that it has not ended.
+    async with service.changes.awatch(job_id, ends_only=True) as watcher:
         while True:
             job = await run_in_threadpool(service.job, job_id)
             left = deadline - loop.time()
