@@ -23,6 +23,7 @@ import math
 import random
 import threading
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -89,9 +90,22 @@ class Completion(Generic[T]):
     call: ModelCall
 
 
+# pydantic builds a type's JSON schema anew at every call, a share of the CPU a model
+# call costs (docs/service.md, "Performance"); it is built once per type. Weak keys: the
+# types made per call (`create_model`) go when their users do.
+_schemas: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+_schemas_lock = threading.Lock()
+
+
 def schema_of(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema sent to backends for a pydantic output type."""
-    return model.model_json_schema()
+    """The JSON schema sent to backends for a pydantic output type: a copy of its own."""
+    with _schemas_lock:
+        found = _schemas.get(model)
+    if found is None:
+        found = model.model_json_schema()
+        with _schemas_lock:
+            _schemas[model] = found
+    return copy.deepcopy(found)
 
 
 @dataclass
